@@ -1,0 +1,204 @@
+"""``Twin``: an embedded Kubernetes cluster served on a loopback port from a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import threading
+
+import base64
+
+import yaml
+
+from .apiserver import admission
+from .apiserver.auth import ADMIN_USER, user_for
+from .apiserver.registry import Ctx
+from .apiserver.server import APIServer
+from .bootstrap import add_node, bootstrap, node_name
+from .clock import SimClock
+from .controllers.garbage_collector import GarbageCollector
+from .controllers.namespaces import NamespaceLifecycle, fake_ca_pem
+from .controllers.reactor import Reactor
+from .store import Store
+from .tls import generate as generate_certificates
+
+log = logging.getLogger(__name__)
+
+ADMIN = "admin"
+
+
+class TwinError(RuntimeError):
+    pass
+
+
+class Twin:
+    """A Kubernetes API server and cluster state in this process.
+
+    >>> with Twin(nodes=3) as twin:
+    ...     path = twin.write_kubeconfig("/tmp/kubeconfig")
+    ...     twin.warp(60)
+
+    ``seed`` feeds the one random generator of this environment (uids, names,
+    IPs, tokens), so the same seed and the same actions give the same cluster.
+    """
+
+    def __init__(self, *, seed: int = 0, nodes: int = 0, port: int = 0, host: str = "127.0.0.1",
+                 start_time: float | None = None, tick: float = 1.0, cluster_name: str = "itbench",
+                 tls: bool = True):
+        self.seed = seed
+        self.host = host
+        self.requested_port = port
+        self.cluster_name = cluster_name
+        self.rng = random.Random(seed)
+        # kubectl sends bearer tokens only over TLS; plain HTTP serves clients that need no token.
+        self.certificates = generate_certificates((host,)) if tls else None
+        self.clock = SimClock(start=start_time, tick=tick)
+        self.store = Store(self.clock, self.rng)
+        self.server = APIServer(self.store, self.clock)
+        self.api = self.server.api
+        self.admin_ctx = Ctx(user=user_for(ADMIN_USER, ("system:masters",)), field_manager="itbench-twin")
+        self.controller_ctx = Ctx(user=user_for("system:kube-controller-manager"),
+                                  field_manager="kube-controller-manager")
+        self.reactor = Reactor(self.api)
+        self.api.admission.append(admission.namespace_lifecycle(self.api))
+        self.garbage_collector = GarbageCollector(self.api, self.reactor, self.controller_ctx)
+        self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))
+        self._node_count = 0
+        bootstrap(self.api, self.admin_ctx, 0, cluster_name)
+        for _ in range(nodes):
+            self.add_node()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._stop_future: asyncio.Future | None = None
+        self.port: int | None = None
+
+    # ---- cluster shape -------------------------------------------------------------------------
+    def add_node(self, name: str | None = None, *, capacity: dict | None = None, labels: dict | None = None,
+                 arch: str = "amd64") -> dict:
+        index = self._node_count
+        self._node_count += 1
+        return add_node(self.api, self.admin_ctx, name or node_name(self.cluster_name, index), index, capacity,
+                        labels, arch)
+
+    # ---- serving ------------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise TwinError("the twin is not serving; call start() first")
+        scheme = "https" if self.certificates else "http"
+        return f"{scheme}://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> "Twin":
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._serve, name=f"twin-apiserver-{self.seed}", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TwinError(f"the twin's API server did not start within {timeout} s")
+        if self._startup_error is not None:
+            self._thread.join(timeout)
+            self._thread = None
+            raise TwinError(f"the twin's API server could not start on {self.host}:{self.requested_port}: "
+                            f"{self._startup_error}") from self._startup_error
+        return self
+
+    def _serve(self) -> None:
+        from aiohttp import web
+
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        runner = web.AppRunner(self.server.build_app(), access_log=None, handle_signals=False,
+                               shutdown_timeout=0.5)
+        try:
+            loop.run_until_complete(runner.setup())
+            ssl_context = self.certificates.server_context() if self.certificates else None
+            site = web.TCPSite(runner, self.host, self.requested_port, reuse_address=True, ssl_context=ssl_context)
+            loop.run_until_complete(site.start())
+            sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
+            self.port = sockets[0].getsockname()[1]
+            self._stop_future = loop.create_future()
+        except BaseException as exc:  # report to start(); leave nothing bound
+            self._startup_error = exc
+            loop.run_until_complete(runner.cleanup())
+            loop.close()
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            loop.run_until_complete(self._stop_future)
+        finally:
+            loop.run_until_complete(runner.cleanup())
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+            self._stopped.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving, end every watch, stop the clock; idempotent."""
+        self.clock.close()
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None:
+            return
+        if self._stop_future is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(lambda: self._stop_future.done() or self._stop_future.set_result(None))
+        thread.join(timeout)
+        if thread.is_alive():
+            raise TwinError(f"the twin's API server thread did not stop within {timeout} s")
+        self._thread = None
+        self.port = None
+
+    def __enter__(self) -> "Twin":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ---- time -------------------------------------------------------------------------------------------
+    def warp(self, seconds: float) -> None:
+        self.clock.warp(seconds)
+
+    # ---- identities ---------------------------------------------------------------------------------------
+    def token(self, identity: str = ADMIN, groups: tuple[str, ...] = ()) -> str:
+        if identity == ADMIN:
+            return self.server.token_for(ADMIN_USER, ("system:masters", *groups))
+        return self.server.token_for(identity, groups)
+
+    def kubeconfig(self, identity: str = ADMIN, *, groups: tuple[str, ...] = (), namespace: str | None = None) -> str:
+        """A kubeconfig (YAML text) for ``identity``: ``admin``, a user name, or
+        ``system:serviceaccount:<namespace>:<name>``."""
+        user = ADMIN_USER if identity == ADMIN else identity
+        context = {"cluster": self.cluster_name, "user": user}
+        if namespace:
+            context["namespace"] = namespace
+        config = {
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": self.cluster_name, "cluster": self._cluster_entry()}],
+            "users": [{"name": user, "user": {"token": self.token(identity, groups)}}],
+            "contexts": [{"name": f"{user}@{self.cluster_name}", "context": context}],
+            "current-context": f"{user}@{self.cluster_name}",
+            "preferences": {},
+        }
+        return yaml.safe_dump(config, sort_keys=False)
+
+    def _cluster_entry(self) -> dict:
+        entry = {"server": self.url}
+        if self.certificates:
+            entry["certificate-authority-data"] = base64.b64encode(self.certificates.ca_pem.encode()).decode()
+        return entry
+
+    def write_kubeconfig(self, path: str | os.PathLike, identity: str = ADMIN, **kw) -> str:
+        text = self.kubeconfig(identity, **kw)
+        fd = os.open(os.fspath(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        return os.fspath(path)

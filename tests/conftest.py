@@ -1,0 +1,94 @@
+"""Fixtures shared by the plugin's own tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+from pytest_itbench.twin import Twin
+
+KUBECTL = shutil.which("kubectl")
+
+
+@pytest.fixture
+def twin():
+    """A started twin with three ready nodes, stopped after the test."""
+    with Twin(seed=7, nodes=3) as t:
+        yield t
+
+
+@dataclass
+class KubectlResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+class Kubectl:
+    """Runs the real kubectl against a twin, with a kubeconfig and a fresh discovery cache of its own."""
+
+    def __init__(self, twin: Twin, workdir, identity: str = "admin"):
+        self.twin = twin
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.kubeconfig = twin.write_kubeconfig(workdir / "kubeconfig", identity)
+        self.env = dict(os.environ, KUBECONFIG=self.kubeconfig, KUBECACHEDIR=str(workdir / "cache"),
+                        HOME=str(workdir))
+
+    def run(self, *args: str, input: str | None = None, timeout: float = 30, check: bool = True) -> KubectlResult:
+        proc = subprocess.run([KUBECTL, *args], input=input, capture_output=True, text=True, env=self.env,
+                              timeout=timeout, cwd=self.workdir)
+        result = KubectlResult(proc.returncode, proc.stdout, proc.stderr)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+        return result
+
+    def __call__(self, *args: str, **kw) -> str:
+        return self.run(*args, **kw).stdout
+
+    def fails(self, *args: str, **kw) -> KubectlResult:
+        result = self.run(*args, check=False, **kw)
+        assert result.returncode != 0, f"kubectl {' '.join(args)} succeeded unexpectedly:\n{result.stdout}"
+        return result
+
+
+@pytest.fixture
+def kubectl(twin, tmp_path):
+    """The real kubectl, as the cluster admin."""
+    if KUBECTL is None:
+        pytest.skip("kubectl is not on PATH; these tests drive the real kubectl binary")
+    return Kubectl(twin, tmp_path / "admin")
+
+
+@pytest.fixture
+def kubectl_as(twin, tmp_path):
+    """kubectl as another identity: ``kubectl_as("system:serviceaccount:ns:name")``."""
+    if KUBECTL is None:
+        pytest.skip("kubectl is not on PATH; these tests drive the real kubectl binary")
+
+    def make(identity: str) -> Kubectl:
+        safe = identity.replace(":", "_")
+        return Kubectl(twin, tmp_path / safe, identity)
+
+    return make
+
+
+@pytest.fixture
+def client(twin, tmp_path):
+    """The official kubernetes client's ApiClient, configured from an admin kubeconfig."""
+    from kubernetes import client as k8s, config
+
+    path = twin.write_kubeconfig(tmp_path / "client-kubeconfig")
+    configuration = k8s.Configuration()
+    config.load_kube_config(config_file=path, client_configuration=configuration)
+    api_client = k8s.ApiClient(configuration)
+    yield api_client
+    api_client.close()
