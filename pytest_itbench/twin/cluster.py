@@ -12,15 +12,21 @@ import base64
 
 import yaml
 
-from .apiserver import admission
+from .apiserver import admission, metrics_api, reviews
+from .apiserver.crds import CustomResourceDefinitions
+from .apiserver.openapi import OpenAPIService
+from .apiserver.pod_io import PodIO
 from .apiserver.auth import ADMIN_USER, user_for
 from .apiserver.registry import Ctx
 from .apiserver.server import APIServer
 from .bootstrap import add_node, bootstrap, node_name
 from .clock import SimClock
+from .controllers.clusterrole_aggregation import ClusterRoleAggregation
 from .controllers.garbage_collector import GarbageCollector
 from .controllers.namespaces import NamespaceLifecycle, fake_ca_pem
 from .controllers.reactor import Reactor
+from .logs import LogStore
+from .metrics import Metrics
 from .store import Store
 from .tls import generate as generate_certificates
 
@@ -64,6 +70,14 @@ class Twin:
         self.reactor = Reactor(self.api)
         self.api.admission.append(admission.namespace_lifecycle(self.api))
         self.garbage_collector = GarbageCollector(self.api, self.reactor, self.controller_ctx)
+        self.crds = CustomResourceDefinitions(self.server, self.reactor, self.controller_ctx)
+        self.clusterrole_aggregation = ClusterRoleAggregation(self.api, self.reactor, self.controller_ctx)
+        self.logs = LogStore(self.clock)
+        self.metrics = Metrics(self.clock)
+        self.server.pod_io = PodIO(self.server, self.logs)
+        self.server.openapi = OpenAPIService(self.server)
+        reviews.register(self.server)
+        metrics_api.register(self.server, self.metrics)
         self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))
         self._node_count = 0
         bootstrap(self.api, self.admin_ctx, 0, cluster_name)

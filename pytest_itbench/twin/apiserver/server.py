@@ -24,6 +24,7 @@ from .registry import Ctx, ResourceAPI
 from .requestinfo import request_info
 from .resources import Catalog, Resource
 from .subresources import Subresources
+from .virtual import VirtualResources
 from .watch import WatchHub
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class APIServer:
         self.handlers = ResourceHandlers(self)
         self.subresources = Subresources(self)
         self.watches = WatchHub()
-        self.virtual = None  # reviews and metrics (set by the twin)
+        self.virtual = VirtualResources(self)  # reviews, metrics and bindings register here
         self.pod_io = None  # pod logs and exec (set by the twin)
         self.openapi = None  # OpenAPI v3 documents (set by the twin)
         self.printers: dict = {}  # bucket-independent printer overrides (CRD columns), by (group, kind)
