@@ -92,3 +92,41 @@ def client(twin, tmp_path):
     api_client = k8s.ApiClient(configuration)
     yield api_client
     api_client.close()
+
+
+class RawAPI:
+    """Plain HTTPS requests to the twin, for what no client library sends (bad bodies, odd headers)."""
+
+    def __init__(self, twin: Twin, token: str):
+        import ssl
+        self.twin = twin
+        self.token = token
+        self.context = ssl.create_default_context(cadata=twin.certificates.ca_pem)
+
+    def request(self, method: str, path: str, body: bytes | str | dict | None = None, headers: dict | None = None,
+                token: str | None = None):
+        import http.client
+        from urllib.parse import urlparse
+        url = urlparse(self.twin.url)
+        conn = http.client.HTTPSConnection(url.hostname, url.port, context=self.context, timeout=30)
+        hdrs = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
+        if isinstance(body, dict):
+            body = json.dumps(body)
+            hdrs["Content-Type"] = "application/json"
+        hdrs.update(headers or {})
+        try:
+            conn.request(method, path, body=body, headers=hdrs)
+            resp = conn.getresponse()
+            data = resp.read()
+            return resp.status, dict(resp.getheaders()), data
+        finally:
+            conn.close()
+
+    def json(self, method: str, path: str, body=None, headers=None):
+        status, hdrs, data = self.request(method, path, body, headers)
+        return status, json.loads(data) if data else None
+
+
+@pytest.fixture
+def raw(twin):
+    return RawAPI(twin, twin.token())

@@ -41,6 +41,9 @@ class ResourceHandlers:
         if res.virtual:
             return await server.virtual.handle(request, info, res, ctx, accept)
         verb = info.verb
+        # Named verbs need a name; create goes to the collection (as the server's routes are laid out).
+        if (verb in ("update", "patch") and not info.name) or (verb == "create" and info.name):
+            raise MethodNotAllowed()
         if verb not in res.verbs and verb != "watch" or (verb == "watch" and "watch" not in res.verbs):
             raise MethodNotAllowed()
         method = getattr(self, "do_" + verb, None)

@@ -140,20 +140,16 @@ class ResourceAPI:
                              f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
                              f"struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
                              f"\"json:\\\"kind,omitempty\\\"\" }}")
-        api_version = obj.get("apiVersion")
-        kind = obj.get("kind")
-        if not kind:
-            raise BadRequest("Object 'Kind' is missing in '" + _short_json(obj) + "'")
-        if kind != res.kind or (api_version and api_version != res.api_version):
-            if not api_version:
-                raise BadRequest("Object 'apiVersion' is missing in '" + _short_json(obj) + "'")
-            if kind != res.kind:
-                raise BadRequest(f"the API version in the data ({api_version}) does not match the expected API "
-                                 f"version ({res.api_version})" if api_version != res.api_version else
-                                 f"{kind} in version \"{res.version}\" cannot be handled as a {res.kind}: "
-                                 f"no kind \"{kind}\" is registered for version \"{res.api_version}\"")
+        # A typed endpoint decodes into its own kind: a body may leave kind and apiVersion out.
+        api_version = obj.get("apiVersion") or res.api_version
+        kind = obj.get("kind") or res.kind
+        if api_version != res.api_version:
             raise BadRequest(f"the API version in the data ({api_version}) does not match the expected API version "
                              f"({res.api_version})")
+        if kind != res.kind:
+            raise BadRequest(f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
+                             f"the kind in the data ({kind}) does not match the expected kind ({res.kind})")
+        obj["kind"] = res.kind
         obj["apiVersion"] = res.api_version
         meta = obj.get("metadata")
         if meta is None:

@@ -6,6 +6,7 @@ import base64
 import json
 import logging
 import time
+import uuid
 
 import orjson
 from aiohttp import web
@@ -95,6 +96,7 @@ class APIServer:
         app = web.Application(client_max_size=MAX_BODY + 64 * 1024, middlewares=[self._middleware])
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         app.on_shutdown.append(self._on_shutdown)
+        app.on_response_prepare.append(_standard_headers)
         return app
 
     async def _on_shutdown(self, app) -> None:
@@ -177,6 +179,12 @@ class APIServer:
                 paths.append(f"/apis/{group}")
                 paths += [f"/apis/{group}/{v}" for v in versions]
         return paths
+
+
+async def _standard_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """Headers every kube-apiserver response carries."""
+    response.headers.setdefault("Audit-Id", str(uuid.uuid4()))
+    response.headers.setdefault("Cache-Control", "no-cache, private")
 
 
 def _b64(data: bytes) -> str:
