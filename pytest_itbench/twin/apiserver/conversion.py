@@ -76,6 +76,9 @@ def hpa_v2_to_v1(obj: dict) -> dict:
                 status["currentCPUUtilizationPercentage"] = value
     if conditions:
         annotations["autoscaling.alpha.kubernetes.io/conditions"] = json.dumps(conditions, separators=(",", ":"))
+    # v1 always writes both counts (they are not omitempty there).
+    status.setdefault("currentReplicas", 0)
+    status.setdefault("desiredReplicas", 0)
     if annotations:
         out.setdefault("metadata", {})["annotations"] = annotations
     out["spec"] = spec

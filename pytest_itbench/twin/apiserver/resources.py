@@ -115,6 +115,9 @@ def builtin_resources() -> list[Resource]:
     event_fields = ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                     "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
                     "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type")
+    events_api_fields = ("regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+                         "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason",
+                         "reportingController", "type")
     return [
         # ---- core/v1
         _r("", "v1", "bindings", "Binding", verbs=("create",), virtual=True),
@@ -184,7 +187,7 @@ def builtin_resources() -> list[Resource]:
         _r("coordination.k8s.io", "v1", "leases", "Lease"),
         _r("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", field_selectors=("addressType",)),
         _r("events.k8s.io", "v1", "events", "Event", short_names=("ev",), bucket="events", storage_version="v1",
-           field_selectors=event_fields),
+           field_selectors=events_api_fields),
         _r("networking.k8s.io", "v1", "ingresses", "Ingress", short_names=("ing",), has_generation=True,
            subresources=(_status("Ingress"),)),
         _r("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False, has_generation=True),

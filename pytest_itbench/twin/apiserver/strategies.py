@@ -45,9 +45,9 @@ def prepare_for_create(res: Resource, obj: dict) -> None:
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
     elif kind == "Service":
         obj["status"] = {"loadBalancer": {}}
-    elif kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
-                  "HorizontalPodAutoscaler", "PodDisruptionBudget"):
-        obj["status"] = {}
+    elif kind in _EMPTY_STATUS:
+        # Go writes non-omitempty status counters even when they are zero.
+        obj["status"] = dict(_EMPTY_STATUS[kind])
     elif kind == "PersistentVolumeClaim":
         obj["status"] = {"phase": "Pending"}
     elif kind == "PersistentVolume":
@@ -55,6 +55,16 @@ def prepare_for_create(res: Resource, obj: dict) -> None:
     elif kind == "Ingress":
         obj["status"] = {"loadBalancer": {}}
 
+
+_EMPTY_STATUS = {
+    "Deployment": {}, "Job": {}, "CronJob": {},
+    "ReplicaSet": {"replicas": 0},
+    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
+    "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                  "numberReady": 0},
+    "HorizontalPodAutoscaler": {"desiredReplicas": 0},
+    "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
+}
 
 # Kinds whose status a create keeps (their status is not a subresource or is set by the creator).
 _STATUS_KEPT_ON_CREATE = {"Node", "CustomResourceDefinition"}
