@@ -333,3 +333,15 @@ def test_dynamic_client_finds_kinds_in_any_served_version(client):
     hpa = dyn.resources.get(api_version="autoscaling/v2", kind="HorizontalPodAutoscaler")
     assert hpa.namespaced and hpa.name == "horizontalpodautoscalers"
     assert dyn.resources.get(api_version="v1", kind="ConfigMap").get(namespace="default").items is not None
+
+
+def test_watch_list_ends_its_initial_events_with_a_bookmark(raw):
+    raw.json("POST", "/api/v1/namespaces/default/configmaps", configmap("seen"))
+    status, _, data = raw.request(
+        "GET", "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+               "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+    events = [json.loads(line) for line in data.splitlines()]
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK"]
+    assert events[-1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    status, _, data = raw.request("GET", "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true")
+    assert status == 422

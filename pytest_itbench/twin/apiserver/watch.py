@@ -17,6 +17,8 @@ from .resources import Resource
 log = logging.getLogger(__name__)
 
 _STOP = object()
+_INITIAL_EVENTS_END = object()
+BOOKMARK_INTERVAL = 60.0  # seconds between bookmarks on an idle watch that asked for them
 
 
 class WatchHub:
@@ -58,6 +60,11 @@ async def serve_watch(request: web.Request, server, res: Resource, namespace: st
         except ValueError:
             raise StatusError(f'Invalid value: "{rv_param}": resourceVersion must be an integer', code=400,
                               reason="BadRequest") from None
+    bookmarks = q.get("allowWatchBookmarks", "").lower() in ("true", "1")
+    initial_events = q.get("sendInitialEvents", "").lower() in ("true", "1")
+    if initial_events and (not bookmarks or since is not None or q.get("resourceVersionMatch") != "NotOlderThan"):
+        raise StatusError("sendInitialEvents requires allowWatchBookmarks=true, resourceVersionMatch=NotOlderThan "
+                          "and an empty or \"0\" resourceVersion", code=422, reason="Invalid")
     timeout = q.get("timeoutSeconds")
     try:
         timeout_s = float(timeout) if timeout else None
@@ -95,17 +102,36 @@ async def serve_watch(request: web.Request, server, res: Resource, namespace: st
         return response
     server.watches.add(queue)
     first = True
+
+    def bookmark(annotations: dict | None = None) -> bytes:
+        meta: dict = {"resourceVersion": str(server.store.resource_version), "creationTimestamp": None}
+        if annotations:
+            meta["annotations"] = annotations
+        obj = {"kind": res.kind, "apiVersion": res.api_version, "metadata": meta}
+        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    if initial_events:
+        # WatchList: the initial ADDED events (already scheduled by the sink) end with a bookmark saying so.
+        loop.call_soon_threadsafe(queue.put_nowait, _INITIAL_EVENTS_END)
     try:
         await response.prepare(request)
         deadline = loop.time() + timeout_s if timeout_s else None
         while True:
             wait = None if deadline is None else max(0.0, deadline - loop.time())
+            if bookmarks:
+                wait = BOOKMARK_INTERVAL if wait is None else min(wait, BOOKMARK_INTERVAL)
             try:
                 item = await asyncio.wait_for(queue.get(), wait)
             except asyncio.TimeoutError:
-                break
+                if deadline is not None and loop.time() >= deadline:
+                    break
+                await response.write(bookmark())
+                continue
             if item is _STOP:
                 break
+            if item is _INITIAL_EVENTS_END:
+                await response.write(bookmark({"k8s.io/initial-events-end": "true"}))
+                continue
             event_type, obj = item
             view = api.to_version(obj, res)
             if accept.table:
