@@ -2,69 +2,100 @@
 
 from __future__ import annotations
 
-import math
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
 from ...clock import parse_time
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """The API documentation of one field, as the server puts it in a column's description.
+
+    It is looked up when a table is first rendered, not when printers
+    register, so importing the printers does not load the schemas.
+    """
+
+    definition: str  # e.g. "io.k8s.api.core.v1.PodStatus"
+    field: str
+
+    def __str__(self) -> str:
+        return _field_description(self.definition, self.field)
+
+
+@functools.lru_cache(maxsize=None)
+def _field_description(definition: str, field: str) -> str:
+    from ...schema import builtin_definitions
+    return builtin_definitions()[definition]["properties"][field].get("description", "")
+
+
+def api_doc(definition: str, field: str) -> FieldDoc:
+    """``api_doc("core.v1.PodStatus", "podIP")``: a field of a type under ``io.k8s.api``."""
+    return FieldDoc(f"io.k8s.api.{definition}", field)
+
 
 @dataclass(frozen=True)
 class Column:
     name: str
     type: str = "string"
     format: str = ""
-    description: str = ""
+    description: str | FieldDoc = ""
     priority: int = 0
 
     def definition(self) -> dict:
-        return {"name": self.name, "type": self.type, "format": self.format, "description": self.description,
+        return {"name": self.name, "type": self.type, "format": self.format, "description": str(self.description),
                 "priority": self.priority}
 
 
+def name_column() -> Column:
+    return Column("Name", "string", "name", FieldDoc(OBJECT_META, "name"))
+
+
+def age_column() -> Column:
+    return Column("Age", "string", "", FieldDoc(OBJECT_META, "creationTimestamp"))
+
+
+def containers_column() -> Column:
+    return Column("Containers", description="Names of each container in the template.", priority=1)
+
+
+def images_column() -> Column:
+    return Column("Images", description="Images referenced by each container in the template.", priority=1)
+
+
 RowFunc = Callable[[dict, float], list]
+ConditionsFunc = Callable[[dict], list[dict]]
 
 
 @dataclass(frozen=True)
 class Printer:
     columns: tuple[Column, ...]
     row: RowFunc
+    conditions: ConditionsFunc | None = None  # a row's TableRowConditions (pods mark themselves Completed)
 
 
 _PRINTERS: dict[tuple[str, str], Printer] = {}
 
 
-def register(group: str, kind: str, columns: list[Column], row: RowFunc) -> None:
-    _PRINTERS[(group, kind)] = Printer(tuple(columns), row)
+def register(group: str, kind: str, columns: list[Column], row: RowFunc,
+             conditions: ConditionsFunc | None = None) -> None:
+    _PRINTERS[(group, kind)] = Printer(tuple(columns), row, conditions)
 
 
 def printer_for(group: str, kind: str) -> Printer | None:
     return _PRINTERS.get((group, kind))
 
 
-def _default_printer() -> Printer:
-    def row(obj: dict, now: float) -> list:
-        meta = obj.get("metadata") or {}
-        return [meta.get("name", ""), meta.get("creationTimestamp")]
-
-    return Printer((Column("Name", "string", "name", _name_doc()),
-                    Column("Created At", "date", "", _created_doc())), row)
+def _default_row(obj: dict, now: float) -> list:
+    meta = obj.get("metadata") or {}
+    return [meta.get("name", ""), meta.get("creationTimestamp")]
 
 
-def _name_doc() -> str:
-    return _object_meta_doc("name")
-
-
-def _created_doc() -> str:
-    return _object_meta_doc("creationTimestamp")
-
-
-def _object_meta_doc(field: str) -> str:
-    try:
-        from ...schema import builtin_definitions
-        props = builtin_definitions()["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]
-        return props[field].get("description", "")
-    except Exception:
-        return ""
+_DEFAULT_PRINTER = Printer(
+    (name_column(), Column("Created At", "date", "", FieldDoc(OBJECT_META, "creationTimestamp"))), _default_row)
 
 
 def partial_metadata(obj: dict) -> dict:
@@ -75,11 +106,14 @@ def render(printer: Printer | None, objs: list[dict], *, now: float, include_obj
            with_columns: bool = True, resource_version: str | None = None, continue_token: str | None = None,
            remaining: int | None = None) -> dict:
     """A meta.k8s.io/v1 Table of ``objs`` (already in the requested version)."""
-    printer = printer or _default_printer()
+    printer = printer or _DEFAULT_PRINTER
     rows = []
     for obj in objs:
         cells = printer.row(obj, now)
         row: dict = {"cells": cells}
+        conditions = printer.conditions(obj) if printer.conditions else None
+        if conditions:
+            row["conditions"] = conditions
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":
@@ -111,7 +145,7 @@ def since(ts: str | None, now: float) -> str:
 
 def human_duration(seconds_f: float) -> str:
     """Go's k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
-    seconds = int(seconds_f) if seconds_f >= 0 else -int(math.ceil(-seconds_f))
+    seconds = int(seconds_f)  # truncates toward zero, as Go's int(d.Seconds()) does
     if seconds < -1:
         return "<invalid>"
     if seconds < 0:
