@@ -161,10 +161,18 @@ _FIELD_TYPES = {
 }
 
 _NO_VALUE = object()
+# Error types whose message never shows the bad value (field.Error.ErrorBody).
+_VALUELESS_TYPES = ("Required", "Forbidden", "TooLong", "Internal")
+
+
+class GoLiteral(str):
+    """A bad value already written the way Go's %#v prints it (``map[string]string{"app":"web"}``)."""
 
 
 def go_value(value: Any) -> str:
     """Render a value the way field.Error prints it (Go's %#v for simple values)."""
+    if isinstance(value, GoLiteral):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -189,7 +197,7 @@ class FieldError:
     def message(self) -> str:
         _, text = _FIELD_TYPES[self.type]
         parts = [text]
-        if self.type in ("Invalid", "TypeInvalid", "NotSupported", "Duplicate") and self.value is not _NO_VALUE:
+        if self.type not in _VALUELESS_TYPES and self.value is not _NO_VALUE:
             parts[0] = f"{text}: {go_value(self.value)}"
         if self.detail:
             parts.append(self.detail)

@@ -95,12 +95,20 @@ def decode_body(raw: bytes, content_type: str | None) -> tuple[object, list[str]
     return value, duplicates
 
 
+class DuplicateKey(str):
+    """A key given twice in one JSON object; ``container`` is that object, so decoding can tell its path."""
+
+    container: dict
+
+
 def _pairs_hook(duplicates: list[str]):
     def hook(pairs):
         out = {}
         for key, value in pairs:
             if key in out:
-                duplicates.append(key)
+                duplicate = DuplicateKey(key)
+                duplicate.container = out
+                duplicates.append(duplicate)
             out[key] = value
         return out
     return hook

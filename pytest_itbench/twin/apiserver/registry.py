@@ -194,8 +194,9 @@ class ResourceAPI:
         storage = self.storage_of(res)
         obj = conversion.convert(obj, storage.storage_version)
         meta = obj["metadata"]
-        for key in ("uid", "creationTimestamp", "selfLink"):
+        for key in ("creationTimestamp", "selfLink"):
             meta.pop(key, None)
+        meta["uid"] = self.store.new_uid()  # before the strategy, as upstream: a Job's selector names it
         with self.store.lock:
             strategies.prepare_for_create(res, obj)
             defaults.apply_defaults(storage, obj)
@@ -204,7 +205,6 @@ class ResourceAPI:
             if not managed_done:
                 fieldmanager.on_update(self, storage, None, obj, ctx.manager(), "", self.clock.timestamp())
             if ctx.dry_run:
-                meta["uid"] = self.store.new_uid()
                 meta["creationTimestamp"] = self.clock.timestamp()
                 return self.to_version(obj, res)
             stored = self.store.create(storage.bucket, obj)
@@ -258,14 +258,14 @@ class ResourceAPI:
                 raise Invalid(res.kind, res.group, old_meta["name"], [errors.forbidden(
                     "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, "
                     f"found new finalizers {json.dumps(sorted(added))}")])
+        defaults.apply_defaults(storage, new)  # decoding defaults, before the strategy compares with old
         if subresource == "status":
             strategies.prepare_for_status_update(res, new, old)
             strategies.bump_generation(res, new, old)
         else:
             strategies.prepare_for_update(res, new, old)
-        defaults.apply_defaults(storage, new)
         self._admit("update", storage, new, old, ctx)
-        self._validate(storage, new, old)
+        self._validate(storage, new, old, subresource)
         if not managed_done:
             fieldmanager.on_update(self, storage, old, new, ctx.manager(), subresource, self.clock.timestamp())
         if ctx.dry_run:
@@ -406,8 +406,8 @@ class ResourceAPI:
         for plugin in self.admission:
             plugin(op, res, obj, old, ctx)
 
-    def _validate(self, res: Resource, obj: dict, old: dict | None) -> None:
-        problems: list[FieldError] = validation.validate(self, res, obj, old)
+    def _validate(self, res: Resource, obj: dict, old: dict | None, subresource: str = "") -> None:
+        problems: list[FieldError] = validation.validate(self, res, obj, old, subresource)
         if problems:
             raise Invalid(res.kind, res.group, obj["metadata"].get("name", ""), problems)
 

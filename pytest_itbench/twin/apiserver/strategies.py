@@ -3,23 +3,43 @@
 These follow the ``RESTCreateStrategy``/``RESTUpdateStrategy`` of each
 registry in kube-apiserver (pkg/registry/...): what a create resets, which
 part of an object the main endpoint and the status subresource may change,
-when ``metadata.generation`` moves, and which objects an update may create.
+when ``metadata.generation`` moves, which objects an update may create, the
+selector a Job generates for itself, and the Service values an update that
+leaves them out keeps.
 """
 
 from __future__ import annotations
 
-import ipaddress
-from dataclasses import dataclass
-
 from .resources import Resource
+from .service_allocation import (IPAllocator, PortAllocator,  # noqa: F401  (ResourceAPI builds its allocators)
+                                 needs_cluster_ip, needs_health_check_port, needs_node_ports)
 
 # Resources whose PUT creates a missing object (AllowCreateOnUpdate).
 CREATE_ON_UPDATE = {"events", "events.events.k8s.io", "endpoints", "leases.coordination.k8s.io",
                     "endpointslices.discovery.k8s.io", "limitranges", "priorityclasses.scheduling.k8s.io"}
 
-# Fields outside spec/status whose change bumps generation (as the strategies compare them).
-_GENERATION_FIELDS = {
-    "apiextensions.k8s.io/customresourcedefinitions": ("spec",),
+JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+JOB_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+
+# Kinds whose status a create keeps (their status is not a subresource or is set by the creator).
+_STATUS_KEPT_ON_CREATE = {"Node", "CustomResourceDefinition"}
+# The status a create starts an object with.
+_INITIAL_STATUS = {
+    "Namespace": {"phase": "Active"},
+    "Service": {"loadBalancer": {}},
+    "Ingress": {"loadBalancer": {}},
+    "PersistentVolumeClaim": {"phase": "Pending"},
+    "PersistentVolume": {"phase": "Pending"},
+}
+# Go writes non-omitempty status counters even when they are zero.
+_EMPTY_STATUS = {
+    "Deployment": {}, "Job": {}, "CronJob": {},
+    "ReplicaSet": {"replicas": 0},
+    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
+    "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                  "numberReady": 0},
+    "HorizontalPodAutoscaler": {"desiredReplicas": 0},
+    "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
 }
 
 
@@ -41,33 +61,40 @@ def prepare_for_create(res: Resource, obj: dict) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
     elif kind == "Namespace":
         obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
-        obj["status"] = {"phase": "Active"}
-        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
-    elif kind == "Service":
-        obj["status"] = {"loadBalancer": {}}
+        obj["status"] = dict(_INITIAL_STATUS[kind])
+    elif kind in _INITIAL_STATUS:
+        obj["status"] = dict(_INITIAL_STATUS[kind])
     elif kind in _EMPTY_STATUS:
-        # Go writes non-omitempty status counters even when they are zero.
         obj["status"] = dict(_EMPTY_STATUS[kind])
-    elif kind == "PersistentVolumeClaim":
-        obj["status"] = {"phase": "Pending"}
-    elif kind == "PersistentVolume":
-        obj["status"] = {"phase": "Pending"}
-    elif kind == "Ingress":
-        obj["status"] = {"loadBalancer": {}}
+    if kind == "Job" and res.group == "batch":
+        _generate_job_selector(obj)
 
 
-_EMPTY_STATUS = {
-    "Deployment": {}, "Job": {}, "CronJob": {},
-    "ReplicaSet": {"replicas": 0},
-    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
-    "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
-                  "numberReady": 0},
-    "HorizontalPodAutoscaler": {"desiredReplicas": 0},
-    "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
-}
-
-# Kinds whose status a create keeps (their status is not a subresource or is set by the creator).
-_STATUS_KEPT_ON_CREATE = {"Node", "CustomResourceDefinition"}
+def _generate_job_selector(job: dict) -> None:
+    """Unless the user manages the selector, a Job selects its pods by its uid (job strategy)."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict) or spec.get("manualSelector"):
+        return
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return
+    meta = job["metadata"]
+    template_meta = template.setdefault("metadata", {})
+    labels = template_meta.get("labels")
+    if not isinstance(labels, dict):
+        labels = template_meta["labels"] = {}
+    for key in JOB_NAME_LABELS:
+        labels.setdefault(key, meta.get("name", ""))
+    for key in JOB_UID_LABELS:
+        labels.setdefault(key, meta["uid"])
+    selector = spec.get("selector")
+    if not isinstance(selector, dict):
+        selector = spec["selector"] = {}
+    match_labels = selector.get("matchLabels")
+    if not isinstance(match_labels, dict):
+        match_labels = selector["matchLabels"] = {}
+    match_labels.setdefault(JOB_UID_LABELS[1], meta["uid"])
+    spec["manualSelector"] = False
 
 
 def prepare_for_update(res: Resource, new: dict, old: dict) -> None:
@@ -81,7 +108,62 @@ def prepare_for_update(res: Resource, new: dict, old: dict) -> None:
         # spec.finalizers are changed through /finalize only.
         new["spec"] = old.get("spec", {})
         new["status"] = old.get("status", {})
+    elif res.kind == "Service" and not res.group:
+        _keep_allocated_values(new, old)
+        _drop_type_dependent_fields(new, old)
     bump_generation(res, new, old)
+
+
+def _keep_allocated_values(new: dict, old: dict) -> None:
+    """An update that leaves out the cluster IP or node ports keeps the allocated ones (idempotent PUTs)."""
+    spec, old_spec = new.get("spec"), old.get("spec") or {}
+    if not isinstance(spec, dict):
+        return
+    if needs_cluster_ip(old_spec) and needs_cluster_ip(spec):
+        if not spec.get("clusterIP"):
+            spec["clusterIP"] = old_spec.get("clusterIP")
+            if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
+                spec["clusterIPs"] = list(old_spec["clusterIPs"])
+        elif spec.get("clusterIP") != old_spec.get("clusterIP") and spec.get("clusterIPs") == old_spec.get(
+                "clusterIPs"):
+            spec["clusterIPs"] = [spec["clusterIP"]]  # the user changed clusterIP alone
+    if needs_node_ports(old_spec) and needs_node_ports(spec):
+        ports = [p for p in spec.get("ports") or () if isinstance(p, dict)]
+        used = {p.get("nodePort") for p in old_spec.get("ports") or ()} & {p.get("nodePort") for p in ports}
+        by_name = {p.get("name", ""): p.get("nodePort") for p in old_spec.get("ports") or ()}
+        for port in ports:
+            if not port.get("nodePort") and by_name.get(port.get("name", "")) not in used:
+                port["nodePort"] = by_name.get(port.get("name", ""))
+    if needs_health_check_port(old_spec) and needs_health_check_port(spec) and not spec.get("healthCheckNodePort"):
+        spec["healthCheckNodePort"] = old_spec.get("healthCheckNodePort")
+
+
+def _drop_type_dependent_fields(new: dict, old: dict) -> None:
+    """Switching type clears the values the old type had allocated, unless the user changed them too."""
+    spec, old_spec = new.get("spec"), old.get("spec") or {}
+    if not isinstance(spec, dict):
+        return
+    if needs_cluster_ip(old_spec) and not needs_cluster_ip(spec):
+        for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+            if spec.get(key) == old_spec.get(key):
+                spec.pop(key, None)
+    if needs_node_ports(old_spec) and not needs_node_ports(spec):
+        ports = spec.get("ports") or []
+        if [p.get("nodePort") for p in ports] == [p.get("nodePort") for p in old_spec.get("ports") or ()]:
+            for port in ports:
+                port.pop("nodePort", None)
+    if needs_health_check_port(old_spec) and not needs_health_check_port(spec) and \
+            spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
+        spec.pop("healthCheckNodePort", None)
+    if old_spec.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer" and \
+            spec.get("allocateLoadBalancerNodePorts") == old_spec.get("allocateLoadBalancerNodePorts"):
+        spec.pop("allocateLoadBalancerNodePorts", None)
+    reachable = ("NodePort", "LoadBalancer")
+    if old_spec.get("type") in reachable and spec.get("type") not in reachable and \
+            spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
+    if spec.get("type") != "LoadBalancer" and isinstance(new.get("status"), dict):
+        new["status"] = dict(new["status"], loadBalancer={})
 
 
 def prepare_for_status_update(res: Resource, new: dict, old: dict) -> None:
@@ -142,62 +224,3 @@ def qos_class(spec: dict) -> str:
     if guaranteed and limits_seen:
         return "Guaranteed"
     return "Burstable"
-
-
-@dataclass
-class IPAllocator:
-    """Allocates ClusterIPs from the service CIDR (10.96.0.0/12 as kubeadm and kind use)."""
-
-    cidr: str = "10.96.0.0/12"
-
-    def __post_init__(self) -> None:
-        self.network = ipaddress.ip_network(self.cidr)
-        self.used: set[str] = set()
-
-    def allocate(self, rng, wanted: str | None = None) -> str:
-        if wanted:
-            self.used.add(wanted)
-            return wanted
-        size = self.network.num_addresses
-        while True:
-            # Random like the real allocator, but from the twin's seeded generator.
-            offset = rng.randrange(11, size - 1)
-            ip = str(self.network.network_address + offset)
-            if ip not in self.used:
-                self.used.add(ip)
-                return ip
-
-    def release(self, ip: str | None) -> None:
-        if ip:
-            self.used.discard(ip)
-
-    def contains(self, ip: str) -> bool:
-        try:
-            return ipaddress.ip_address(ip) in self.network
-        except ValueError:
-            return False
-
-
-@dataclass
-class PortAllocator:
-    """Allocates NodePorts from 30000-32767."""
-
-    low: int = 30000
-    high: int = 32767
-
-    def __post_init__(self) -> None:
-        self.used: set[int] = set()
-
-    def allocate(self, rng, wanted: int | None = None) -> int:
-        if wanted:
-            self.used.add(wanted)
-            return wanted
-        while True:
-            port = rng.randint(self.low, self.high)
-            if port not in self.used:
-                self.used.add(port)
-                return port
-
-    def release(self, port: int | None) -> None:
-        if port:
-            self.used.discard(port)
