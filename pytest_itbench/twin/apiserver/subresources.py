@@ -73,6 +73,8 @@ class Subresources:
         return scale
 
     async def do_scale(self, request, info, res, ctx, accept):
+        if res.crd is not None:
+            return await self.server.crds.scale.handle(request, info, res, ctx, accept)
         api = self.server.api
         handlers = self.server.handlers
         current = api.get(res, info.namespace, info.name)
@@ -106,7 +108,8 @@ class Subresources:
         updated = clone(current)
         updated.setdefault("spec", {})["replicas"] = replicas
         updated["metadata"].pop("resourceVersion", None)
-        stored = api.update(res, info.namespace, info.name, updated, ctx, decoded=True, check_rv=False)
+        stored = api.update(res, info.namespace, info.name, updated, ctx, subresource="scale", decoded=True,
+                            check_rv=False)
         return respond(self._scale_of(res, stored), accept)
 
     # ---- binding --------------------------------------------------------------------------------
