@@ -19,6 +19,7 @@ from . import discovery
 from .auth import TokenAuthenticator, UserInfo, user_for
 from .authz import Attributes, forbidden
 from .handlers import ResourceHandlers, not_found_resource
+from .impersonation import impersonated
 from .negotiation import MAX_BODY, parse_accept, respond
 from .rbac import RBACAuthorizer
 from .registry import Ctx, ResourceAPI
@@ -61,7 +62,8 @@ class APIServer:
         self.virtual = VirtualResources(self)  # reviews, metrics and bindings register here
         self.pod_io = None  # pod logs and exec (set by the twin)
         self.openapi = None  # OpenAPI v3 documents (set by the twin)
-        self.printers: dict = {}  # bucket-independent printer overrides (CRD columns), by (group, kind)
+        self.crds = None  # CustomResourceDefinitions: custom resources' scale subresource (set by the twin)
+        self.printers: dict = {}  # printer overrides (CRD columns), by (group, version, kind) or (group, kind)
         self.started = time.monotonic()
 
     # ---- identities ------------------------------------------------------------------------------
@@ -86,7 +88,7 @@ class APIServer:
     # ---- printing ------------------------------------------------------------------------------------
     def printer_for(self, res: Resource):
         from . import tables
-        override = self.printers.get((res.group, res.kind))
+        override = self.printers.get((res.group, res.version, res.kind)) or self.printers.get((res.group, res.kind))
         if override is not None:
             return override
         return tables.printer_for(res.group, res.kind)
@@ -122,8 +124,9 @@ class APIServer:
         user = self.authenticator.authenticate(request.headers.get("Authorization"))
         if user is None:
             raise Unauthorized()
+        user = impersonated(user, request.headers, self.authorizer)
         info = request_info(request.method, request.path, request.query)
-        attrs = Attributes.from_request(info)
+        attrs = Attributes.from_request(info, request.query)
         allowed, reason = self.authorizer.authorize(user, attrs)
         if not allowed:
             raise forbidden(user, attrs, reason)
