@@ -12,7 +12,7 @@ import base64
 
 import yaml
 
-from .apiserver import admission, metrics_api, reviews
+from .apiserver import admission, metrics_api, rbac_escalation, reviews, service_allocation
 from .apiserver.crds import CustomResourceDefinitions
 from .apiserver.openapi import OpenAPIService
 from .apiserver.pod_io import PodIO
@@ -69,11 +69,18 @@ class Twin:
                                   field_manager="kube-controller-manager")
         self.reactor = Reactor(self.api)
         self.api.admission.append(admission.namespace_lifecycle(self.api))
+        self.api.admission.append(admission.service_account(self.api))
+        self.api.admission.append(admission.priority(self.api))
+        self.api.admission.append(admission.default_toleration_seconds())
+        self.api.admission.append(admission.default_storage_class(self.api))
+        # First of the after-write hooks: a Service's IP is taken before any reaction can allocate another.
+        self.api.after_write.insert(0, service_allocation.track(self.api))
+        rbac_escalation.register(self.api, self.server.authorizer)
         self.garbage_collector = GarbageCollector(self.api, self.reactor, self.controller_ctx)
         self.crds = CustomResourceDefinitions(self.server, self.reactor, self.controller_ctx)
         self.clusterrole_aggregation = ClusterRoleAggregation(self.api, self.reactor, self.controller_ctx)
-        self.logs = LogStore(self.clock)
-        self.metrics = Metrics(self.clock)
+        self.logs = LogStore(self.clock, self.store)
+        self.metrics = Metrics(self.clock, self.store)
         self.server.pod_io = PodIO(self.server, self.logs)
         self.server.openapi = OpenAPIService(self.server)
         reviews.register(self.server)
