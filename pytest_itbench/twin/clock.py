@@ -197,3 +197,32 @@ def parse_time(value: str) -> float:
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
     return datetime.fromisoformat(text).timestamp()
+
+
+def format_go_duration(seconds: float) -> str:
+    """A duration as Go's ``time.Duration.String()`` writes it: ``15s``, ``1m0s``, ``1.5s``, ``250ms``."""
+    nanos = round(seconds * 1e9)
+    if nanos == 0:
+        return "0s"
+    sign = "-" if nanos < 0 else ""
+    nanos = abs(nanos)
+    if nanos < 10 ** 9:
+        for unit, size in (("ms", 10 ** 6), ("µs", 10 ** 3), ("ns", 1)):
+            if nanos >= size:
+                return sign + _trim(nanos, size) + unit
+    hours, rest = divmod(nanos, 3600 * 10 ** 9)
+    minutes, rest = divmod(rest, 60 * 10 ** 9)
+    text = _trim(rest, 10 ** 9) + "s"
+    if hours:
+        return f"{sign}{hours}h{minutes}m{text}"
+    if minutes:
+        return f"{sign}{minutes}m{text}"
+    return sign + text
+
+
+def _trim(amount: int, unit: int) -> str:
+    whole, fraction = divmod(amount, unit)
+    if not fraction:
+        return str(whole)
+    digits = str(fraction).rjust(len(str(unit)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}"

@@ -57,8 +57,8 @@ def resource_value(container: dict, node: dict | None, resource: str, divisor: s
     amount = (resources.get(kind) or {}).get(name)
     if amount is None and kind == "limits":
         amount = (((node or {}).get("status") or {}).get("allocatable") or {}).get(name)
-    value = quantity.parse(amount) if amount is not None else 0
-    divide_by = quantity.parse(divisor) if divisor else 1
+    value = quantity.value(amount) if amount is not None else 0
+    divide_by = quantity.value(divisor) if divisor else 1
     if name == "cpu":
         # The kubelet divides milli-values, so a divisor below 1m counts as 1m.
         return str(math.ceil(math.ceil(value * 1000) / max(math.ceil(divide_by * 1000), 1)))

@@ -175,8 +175,8 @@ class Metrics:
 
 
 def _usage(cpu: str | float, memory: str | int) -> Usage:
-    nanocores = math.ceil(quantity.parse(cpu) * 10 ** 9)
-    memory_bytes = math.ceil(quantity.parse(memory))
+    nanocores = math.ceil(quantity.value(cpu) * 10 ** 9)
+    memory_bytes = math.ceil(quantity.value(memory))
     if nanocores < 0 or memory_bytes < 0:
         raise ValueError(f"usage cannot be negative (cpu={cpu!r}, memory={memory!r})")
     return Usage(nanocores, memory_bytes)

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from pytest_itbench.twin import Twin
-from pytest_itbench.twin.apiserver import go_decoder, negotiation, quantity
+from pytest_itbench.twin import quantity
+from pytest_itbench.twin.apiserver import go_decoder, negotiation
 from pytest_itbench.twin.apiserver.decoding import check_fields
 from pytest_itbench.twin.errors import BadRequest
 

@@ -17,7 +17,7 @@ from pytest_itbench.twin.apiserver.tables.events import event_row
 from pytest_itbench.twin.apiserver.tables.formatting import format_label_selector, selector_string
 from pytest_itbench.twin.apiserver.tables.networking import endpoints_cell, ingress_hosts
 from pytest_itbench.twin.apiserver.tables.pods import pod_conditions, pod_row
-from pytest_itbench.twin.apiserver.tables.quantity import canonical
+from pytest_itbench.twin.quantity import printable as canonical
 from pytest_itbench.twin.clock import format_micro_time, format_time
 from pytest_itbench.twin.schema import builtin_definitions
 from tests.conftest import KUBECTL

@@ -7,7 +7,7 @@ from limits, ``enableServiceLinks``).
 
 from __future__ import annotations
 
-from . import quantity
+from .. import quantity
 
 TERMINATION_MESSAGE_PATH = "/dev/termination-log"
 FILE_MODE = 420  # 0644, the default mode of configMap, secret, downwardAPI and projected volumes

@@ -24,7 +24,7 @@ import re
 from typing import Callable
 
 from ..schema import builtin_definitions, ref_name
-from . import quantity
+from .. import quantity
 
 STRUCT, MAP, LIST, INT, FLOAT, STRING, BOOL, BYTES, QUANTITY, INT_OR_STRING, TIME, ANY = range(12)
 

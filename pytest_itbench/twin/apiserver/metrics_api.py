@@ -13,7 +13,7 @@ from fractions import Fraction
 from aiohttp import web
 
 from .. import quantity
-from ..clock import format_time
+from ..clock import format_go_duration, format_time
 from ..errors import NotFound
 from ..metrics import Metrics, Sample
 from ..selectors import FieldSelector, LabelSelector, path_getter
@@ -121,7 +121,7 @@ def _EMPTY(obj: dict) -> str:
 
 
 def _when(sample: Sample) -> dict:
-    return {"timestamp": format_time(sample.timestamp), "window": quantity.format_go_duration(sample.window)}
+    return {"timestamp": format_time(sample.timestamp), "window": format_go_duration(sample.window)}
 
 
 def _table(items: list[dict]) -> dict:
@@ -138,8 +138,8 @@ def _table(items: list[dict]) -> dict:
     ]
     for item in items:
         usages = [c["usage"] for c in item["containers"]] if "containers" in item else [item["usage"]]
-        cpu = sum((quantity.parse(u["cpu"]) for u in usages), Fraction(0))
-        memory = sum((quantity.parse(u["memory"]) for u in usages), Fraction(0))
+        cpu = sum((quantity.value(u["cpu"]) for u in usages), Fraction(0))
+        memory = sum((quantity.value(u["memory"]) for u in usages), Fraction(0))
         table["rows"].append({
             "cells": [item["metadata"]["name"], quantity.format_decimal(cpu), quantity.format_binary(memory),
                       item["window"]],

@@ -11,7 +11,8 @@ import posixpath
 
 from .. import errors
 from ..errors import FieldError
-from . import gosyntax, name_rules, quantity, validation_meta
+from .. import quantity
+from . import gosyntax, name_rules, validation_meta
 
 MAX_INT32 = 2 ** 31 - 1
 FILE_MODE_ERROR = "must be a number between 0 and 0777 (octal), both inclusive"

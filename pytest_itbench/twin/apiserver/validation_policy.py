@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import FieldError
-from . import gosyntax, name_rules, quantity, validation_meta
+from .. import quantity
+from . import gosyntax, name_rules, validation_meta
 from .validation_workloads import not_more_than_100_percent, positive_int_or_percent
 
 _METRIC_TYPES = ["ContainerResource", "External", "Object", "Pods", "Resource"]

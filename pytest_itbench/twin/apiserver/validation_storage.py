@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import FieldError
-from . import gosyntax, name_rules, quantity, validation_meta
+from .. import quantity
+from . import gosyntax, name_rules, validation_meta
 
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 VOLUME_MODES = ["Block", "Filesystem"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import conversion
 from .core import Column, age, age_column, api_doc, name_column, register
-from .quantity import canonical
+from ...quantity import printable as canonical
 
 SHOWN_METRICS = 2
 

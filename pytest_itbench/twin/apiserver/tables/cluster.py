@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .core import Column, age, age_column, api_doc, name_column, register
-from .quantity import canonical
+from ...quantity import printable as canonical
 
 ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
 ROLE_LABEL = "kubernetes.io/role"

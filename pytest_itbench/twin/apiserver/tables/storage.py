@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .core import Column, age, age_column, api_doc, name_column, register
 from .formatting import access_modes
-from .quantity import canonical
+from ...quantity import printable as canonical
 
 BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
