@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .apiserver import rbac_policy
+from .apiserver.access import rbac_policy
 from .apiserver.registry import Ctx, ResourceAPI
 
 API_SERVER_IP = "172.18.0.2"

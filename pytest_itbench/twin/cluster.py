@@ -12,11 +12,12 @@ import base64
 
 import yaml
 
-from .apiserver import admission, metrics_api, rbac_escalation, reviews, service_allocation
-from .apiserver.crds import CustomResourceDefinitions
+from .apiserver import admission, metrics_api, service_allocation
+from .apiserver.access import rbac_escalation, reviews
+from .apiserver.crd.controller import CustomResourceDefinitions
 from .apiserver.openapi import OpenAPIService
 from .apiserver.pod_io import PodIO
-from .apiserver.auth import ADMIN_USER, user_for
+from .apiserver.access.authn import ADMIN_USER, user_for
 from .apiserver.registry import Ctx
 from .apiserver.server import APIServer
 from .bootstrap import add_node, bootstrap, node_name

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from pytest_itbench.twin.apiserver.fieldpath import FieldSet, path_string
+from pytest_itbench.twin.apiserver.patching.fieldpath import FieldSet, path_string
 
 WEB = """\
 apiVersion: apps/v1

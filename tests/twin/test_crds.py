@@ -9,8 +9,10 @@ import pytest
 import yaml
 from kubernetes.dynamic import DynamicClient
 
-from pytest_itbench.twin.apiserver import cr_defaulting, cr_validation, crd_validation
-from pytest_itbench.twin.apiserver.jsonpath import JSONPath
+from pytest_itbench.twin.apiserver.crd import (
+    defaulting as cr_defaulting, validation as cr_validation, definition_validation as crd_validation,
+)
+from pytest_itbench.twin.apiserver.crd.jsonpath import JSONPath
 from tests.conftest import Kubectl
 
 CRD = """\

@@ -6,7 +6,8 @@ import pytest
 
 from pytest_itbench.twin import Twin
 from pytest_itbench.twin import quantity
-from pytest_itbench.twin.apiserver import go_decoder, negotiation
+from pytest_itbench.twin.apiserver.decoding import go_decoder
+from pytest_itbench.twin.apiserver import negotiation
 from pytest_itbench.twin.apiserver.decoding import check_fields
 from pytest_itbench.twin.errors import BadRequest
 

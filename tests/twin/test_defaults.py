@@ -5,7 +5,7 @@ import ipaddress
 import pytest
 
 from pytest_itbench.twin import Twin
-from pytest_itbench.twin.apiserver.defaults_pod import image_tag
+from pytest_itbench.twin.apiserver.defaulting.pod import image_tag
 
 CONTAINER_DEFAULTS = {"resources": {}, "terminationMessagePath": "/dev/termination-log",
                       "terminationMessagePolicy": "File"}

@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 
-from pytest_itbench.twin.apiserver import openapi_schemas
+from pytest_itbench.twin.apiserver.openapi import schemas as openapi_schemas
 from pytest_itbench.twin.schema import builtin_definitions
 from pytest_itbench.twin.store import clone
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_itbench.twin.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
+from pytest_itbench.twin.apiserver.patching.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from pytest_itbench.twin.errors import StatusError
 from pytest_itbench.twin.schema import SchemaRegistry
 

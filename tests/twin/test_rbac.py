@@ -10,9 +10,9 @@ import urllib.request
 import pytest
 from kubernetes import client as k8s
 
-from pytest_itbench.twin.apiserver.auth import user_for
-from pytest_itbench.twin.apiserver.authz import Attributes
-from pytest_itbench.twin.apiserver.rbac_rules import Rule, compact, compact_string, uncovered
+from pytest_itbench.twin.apiserver.access.authn import user_for
+from pytest_itbench.twin.apiserver.access.authz import Attributes
+from pytest_itbench.twin.apiserver.access.rbac_rules import Rule, compact, compact_string, uncovered
 from pytest_itbench.twin.apiserver.registry import Ctx
 from pytest_itbench.twin.apiserver.requestinfo import request_info
 from pytest_itbench.twin.errors import Forbidden

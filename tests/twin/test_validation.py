@@ -6,7 +6,7 @@ import json
 import pytest
 
 from pytest_itbench.twin import Twin
-from pytest_itbench.twin.apiserver import cron_schedule, name_rules
+from pytest_itbench.twin.apiserver.validation import cron_schedule, name_rules
 from pytest_itbench.twin.errors import Invalid
 from pytest_itbench.twin.store import clone
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..errors import BadRequest, MethodNotAllowed, NotFound, StatusError
-from . import patch as patching
+from .patching import patch as patching
 from . import tables
 from .negotiation import Accept, decode_body, parse_accept, respond
 from .registry import Ctx, DeleteOptions

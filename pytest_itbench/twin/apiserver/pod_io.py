@@ -20,7 +20,7 @@ from aiohttp import web
 from .. import containers
 from ..clock import parse_time
 from ..errors import BadRequest, FieldError, Gone, Invalid, NotFound, forbidden as forbidden_field, invalid
-from ..exec_commands import ExecResult, ExecStartError, needs_stdin, run, sandbox_for
+from ..containers.exec_commands import ExecResult, ExecStartError, needs_stdin, run, sandbox_for
 from ..logs import LogQuery, LogReader, LogStore
 from . import channels
 from .channels import ChannelProtocol

@@ -24,8 +24,9 @@ from ..errors import BadRequest, FieldError, Invalid, MethodNotAllowed, NotFound
 from ..schema import SchemaRegistry
 from ..selectors import FieldSelector, LabelSelector
 from ..store import Store, clone
-from . import conversion, decoding, defaults, fieldmanager, patch, strategies, validation
-from .auth import UserInfo
+from . import conversion, decoding, defaulting, strategies, validation
+from .patching import fieldmanager, patch
+from .access.authn import UserInfo
 from .resources import Catalog, Resource
 
 log = logging.getLogger(__name__)
@@ -199,7 +200,7 @@ class ResourceAPI:
         meta["uid"] = self.store.new_uid()  # before the strategy, as upstream: a Job's selector names it
         with self.store.lock:
             strategies.prepare_for_create(res, obj)
-            defaults.apply_defaults(storage, obj)
+            defaulting.apply_defaults(storage, obj)
             self._admit("create", storage, obj, None, ctx)
             self._validate(storage, obj, None)
             if not managed_done:
@@ -258,7 +259,7 @@ class ResourceAPI:
                 raise Invalid(res.kind, res.group, old_meta["name"], [errors.forbidden(
                     "metadata.finalizers", f"no new finalizers can be added if the object is being deleted, "
                     f"found new finalizers {json.dumps(sorted(added))}")])
-        defaults.apply_defaults(storage, new)  # decoding defaults, before the strategy compares with old
+        defaulting.apply_defaults(storage, new)  # decoding defaults, before the strategy compares with old
         if subresource == "status":
             strategies.prepare_for_status_update(res, new, old)
             strategies.bump_generation(res, new, old)

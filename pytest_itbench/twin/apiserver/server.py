@@ -16,12 +16,12 @@ from ..errors import InternalError, RequestEntityTooLarge, StatusError, Unauthor
 from ..schema import SchemaRegistry
 from ..store import Store
 from . import discovery
-from .auth import TokenAuthenticator, UserInfo, user_for
-from .authz import Attributes, forbidden
+from .access.authn import TokenAuthenticator, UserInfo, user_for
+from .access.authz import Attributes, forbidden
 from .handlers import ResourceHandlers, not_found_resource
-from .impersonation import impersonated
+from .access.impersonation import impersonated
 from .negotiation import MAX_BODY, parse_accept, respond
-from .rbac import RBACAuthorizer
+from .access.rbac import RBACAuthorizer
 from .registry import Ctx, ResourceAPI
 from .requestinfo import request_info
 from .resources import Catalog, Resource

@@ -11,8 +11,9 @@ leaves them out keeps.
 from __future__ import annotations
 
 from .resources import Resource
-from .service_allocation import (IPAllocator, PortAllocator,  # noqa: F401  (ResourceAPI builds its allocators)
-                                 needs_cluster_ip, needs_health_check_port, needs_node_ports)
+from .service_allocation import (
+    IPAllocator, PortAllocator, needs_cluster_ip, needs_health_check_port, needs_node_ports,
+)
 
 # Resources whose PUT creates a missing object (AllowCreateOnUpdate).
 CREATE_ON_UPDATE = {"events", "events.events.k8s.io", "endpoints", "leases.coordination.k8s.io",

@@ -10,7 +10,7 @@ from .. import errors
 from ..errors import BadRequest, Conflict, Invalid, MethodNotAllowed, NotFound, StatusError, TooManyRequests
 from ..selectors import LabelSelector
 from ..store import clone
-from . import patch as patching
+from .patching import patch as patching
 from .negotiation import Accept, respond
 from .registry import Ctx, DeleteOptions
 from .requestinfo import RequestInfo

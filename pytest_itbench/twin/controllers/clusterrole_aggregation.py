@@ -13,9 +13,9 @@ without a YAML round trip on every ClusterRole change.)
 
 from __future__ import annotations
 
-from ..apiserver.auth import user_for
-from ..apiserver.rbac_policy import AGGREGATION_CONTROLLER
-from ..apiserver.rbac_rules import normalized
+from ..apiserver.access.authn import user_for
+from ..apiserver.access.rbac_policy import AGGREGATION_CONTROLLER
+from ..apiserver.access.rbac_rules import normalized
 from ..apiserver.registry import Ctx, ResourceAPI
 from ..apiserver.resources import Resource
 from ..selectors import LabelSelector, SelectorError

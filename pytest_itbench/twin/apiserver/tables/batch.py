@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ...clock import parse_time
-from .core import (Column, age, age_column, api_doc, containers_column, human_duration, images_column, name_column,
-                   register, since)
+from .core import (
+    Column, age, age_column, api_doc, containers_column, human_duration, images_column, name_column, register, since,
+)
 from .formatting import container_cells, format_label_selector, template_spec
 
 # Job conditions in the order they decide STATUS; deletion ranks after the two final ones.

@@ -15,8 +15,8 @@ import functools
 import json
 
 from ...clock import parse_time
-from ..gojson import format_float
-from ..jsonpath import JSONPath, JSONPathError
+from ..patching.gojson import format_float
+from ..crd.jsonpath import JSONPath, JSONPathError
 from .core import Column, Printer, human_duration
 
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}

@@ -4,8 +4,9 @@ controller revisions and pod disruption budgets."""
 from __future__ import annotations
 
 from .core import Column, age, age_column, api_doc, containers_column, images_column, name_column, register
-from .formatting import (InvalidSelector, container_cells, format_label_selector, format_labels, selector_string,
-                         template_spec)
+from .formatting import (
+    InvalidSelector, container_cells, format_label_selector, format_labels, selector_string, template_spec,
+)
 
 
 def _ready_column() -> Column:

@@ -1,0 +1,405 @@
+"""Running an exec'd command in a simulated container, from the pod's own state only.
+
+:func:`sandbox_for` gathers what the container can see (environment, files,
+hostname, processes); :func:`run` starts ``argv`` in it the way the
+container runtime would: a program that is not in the image fails to start
+with containerd's (runc's) message, anything else runs and exits with a
+status. ``sh`` / ``bash`` run scripts through a small interpreter
+(:mod:`shell`), with the error wording of dash, bash or BusyBox ash.
+
+Which programs an image has is judged from its name: Alpine and BusyBox
+images have BusyBox (and no bash), distroless and pause images have no
+programs at all, anything else is taken to be Debian-based.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from . import shell
+from .env import environment, pod_hostname, run_as_user
+from .fs import Directory, File, TokenIssuer, filesystem
+from . import ContainerRef
+from .programs import BUSYBOX, DEBIAN, DISTROLESS, PROGRAMS, Invocation, Process, Sandbox
+from ..store import Store
+
+_BIN_DIRS = ("/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
+_SHELLS = {DEBIAN: ("sh", "bash"), BUSYBOX: ("sh", "ash"), DISTROLESS: ()}
+
+
+class ExecStartError(Exception):
+    """The runtime could not start the process (the message is runc's, as containerd reports it)."""
+
+
+@dataclass
+class ExecResult:
+    output: list[tuple[int, bytes]]  # (1 = stdout, 2 = stderr, data) in the order written
+    exit_code: int
+
+
+def image_flavor(image: str) -> str:
+    name = image.split("@")[0].rsplit("/", 1)[-1]
+    if "distroless" in image or name.startswith("pause"):
+        return DISTROLESS
+    if "alpine" in image or "busybox" in image:
+        return BUSYBOX
+    return DEBIAN
+
+
+def sandbox_for(store: Store, pod: dict, ref: ContainerRef, issue_token: TokenIssuer, now: float,
+                exec_pid: int) -> Sandbox:
+    """The container as an exec sees it now."""
+    container = ref.spec
+    argv = list(container.get("command") or []) + list(container.get("args") or [])
+    if not argv:
+        # The image's entrypoint is not cluster state; its name is the best guess at PID 1.
+        argv = [_image_name(container.get("image", ""))]
+    fs = filesystem(store, pod, ref, issue_token)
+    workdir = container.get("workingDir") or "/"
+    if not isinstance(fs.nodes.get(workdir), Directory):
+        fs.add(workdir, Directory())
+    user = run_as_user(pod, container)
+    return Sandbox(env=environment(store, pod, ref), fs=fs, hostname=pod_hostname(pod),
+                   flavor=image_flavor(container.get("image", "")), workdir=workdir,
+                   user="root" if user == 0 else str(user), processes=[Process(1, argv)], started=fs.mtime,
+                   now=now, exec_pid=exec_pid)
+
+
+def _image_name(image: str) -> str:
+    return image.split("@")[0].rsplit("/", 1)[-1].split(":")[0] or "sh"
+
+
+def run(sandbox: Sandbox, argv: list[str], stdin: bytes) -> ExecResult:
+    """Start ``argv`` in the container; raises :class:`ExecStartError` if the runtime cannot."""
+    program = _lookup(sandbox, argv[0], sandbox.env.get("PATH", ""))
+    if program is None:
+        raise ExecStartError(_start_failure(argv[0]))
+    inv = Invocation(list(argv), stdin, dict(sandbox.env), sandbox.workdir, sandbox)
+    status = program(inv)
+    return ExecResult(inv.output, status)
+
+
+def needs_stdin(sandbox: Sandbox, argv: list[str]) -> bool:
+    """Whether the command reads standard input (so the exec must wait for the client to close it)."""
+    name = posixpath.basename(argv[0])
+    args = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+    if name in _SHELLS.get(sandbox.flavor, ()):
+        return "-c" not in argv[1:] and not args
+    if name in ("cat", "wc", "head", "tail"):
+        return not args or "-" in args
+    if name == "grep":
+        return len(args) <= 1
+    return False
+
+
+def _start_failure(command: str) -> str:
+    if "/" in command:
+        detail = f"stat {command}: no such file or directory"
+    else:
+        detail = "executable file not found in $PATH"
+    return f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{command}": {detail}: unknown'
+
+
+def _lookup(sandbox: Sandbox, command: str, path: str):
+    """The program ``command`` names, searched in ``PATH`` as execve would, or ``None``."""
+    name = posixpath.basename(command)
+    available = _available(sandbox.flavor)
+    if "/" in command:
+        directory = posixpath.dirname(posixpath.normpath(posixpath.join(sandbox.workdir, command)))
+        return available.get(name) if directory in _BIN_DIRS else None
+    if any(d in _BIN_DIRS for d in path.split(":")):
+        return available.get(name)
+    return None
+
+
+def _available(flavor: str) -> dict:
+    if flavor == DISTROLESS:
+        return {}
+    programs = dict(PROGRAMS)
+    for name in _SHELLS[flavor]:
+        programs[name] = _shell
+    programs["env"] = _env
+    return programs
+
+
+# ---- env with arguments runs a command ------------------------------------------------------------------
+
+def _env(inv: Invocation) -> int:
+    args = inv.argv[1:]
+    env = dict(inv.env)
+    while args and "=" in args[0] and not args[0].startswith("="):
+        name, _, value = args[0].partition("=")
+        env[name] = value
+        args = args[1:]
+    if not args:
+        inv.env = env
+        return PROGRAMS["env"](inv)
+    program = _lookup(inv.sandbox, args[0], env.get("PATH", ""))
+    if program is None:
+        inv.err(f"env: ‘{args[0]}’: No such file or directory\n" if inv.gnu
+                else f"env: can't execute '{args[0]}': No such file or directory\n")
+        return 127
+    child = Invocation(args, inv.stdin, env, inv.cwd, inv.sandbox, inv.output)
+    return program(child)
+
+
+# ---- shells ---------------------------------------------------------------------------------------------------
+
+def _shell(inv: Invocation) -> int:
+    args = inv.argv[1:]
+    while args and args[0] in ("-e", "-x", "-l", "-i", "-s", "--login", "--norc", "--noprofile"):
+        args = args[1:]
+    if args and args[0] == "-c":
+        if len(args) < 2:
+            inv.err(f"{inv.argv[0]}: -c: option requires an argument\n" if inv.name == "bash"
+                    else f"{inv.argv[0]}: 0: -c requires an argument\n" if inv.gnu
+                    else f"{inv.argv[0]}: -c requires an argument\n")
+            return 2
+        script = args[1]
+    elif args:
+        data, problem = inv.read(args[0])
+        if data is None:
+            inv.err(_shell_message(inv, 0, f"cannot open {args[0]}: No such file" if inv.name != "bash"
+                                   else f"{args[0]}: {problem}"))
+            return 127 if inv.name == "bash" else 2
+        script = data.decode(errors="replace")
+    else:
+        script = inv.stdin.decode(errors="replace")
+    return ShellSession(inv).run(script)
+
+
+def _shell_message(inv: Invocation, line: int, text: str) -> str:
+    """An error as the shell prints it: dash ``sh: 1: X``, bash ``bash: line 1: X``, ash ``sh: X``."""
+    if inv.name == "bash":
+        return f"{inv.argv[0]}: line {line}: {text}\n" if line else f"{inv.argv[0]}: {text}\n"
+    if inv.gnu:
+        return f"{inv.argv[0]}: {line}: {text}\n"
+    return f"{inv.argv[0]}: {text}\n"
+
+
+class ShellSession:
+    """Runs a parsed script: variables, cwd and ``$?`` persist across its commands."""
+
+    def __init__(self, inv: Invocation):
+        self.inv = inv
+        self.variables = dict(inv.env)
+        self.exported = set(inv.env)
+        self.cwd = inv.cwd
+        self.status = 0
+        self.line = 0
+        self.exit_requested: int | None = None
+
+    def run(self, script: str) -> int:
+        try:
+            lists = shell.parse(script)
+        except shell.ShellSyntaxError as exc:
+            self.inv.err(_shell_message(self.inv, script.count("\n") + 1 if "end of file" in str(exc) else 1,
+                                        str(exc)))
+            return 2
+        except shell.Unsupported as exc:
+            self.inv.err(f"{self.inv.argv[0]}: the itbench twin's shell cannot interpret {exc}\n")
+            return 2
+        for and_or in lists:
+            self.line = and_or.line
+            self.status = self._and_or(and_or)
+            if self.exit_requested is not None:
+                return self.exit_requested
+        return self.status
+
+    def _and_or(self, and_or: shell.AndOr) -> int:
+        status = self._pipeline(and_or.pipelines[0])
+        for op, pipeline in zip(and_or.ops, and_or.pipelines[1:]):
+            if self.exit_requested is not None:
+                break
+            if (op == "&&") == (status == 0):
+                status = self._pipeline(pipeline)
+        return status
+
+    def _pipeline(self, pipeline: shell.Pipeline) -> int:
+        data = b""
+        status = 0
+        last = len(pipeline.commands) - 1
+        for i, command in enumerate(pipeline.commands):
+            stdin = self.inv.stdin if i == 0 else data
+            output: list[tuple[int, bytes]] = []
+            status = self._command(command, stdin, output)
+            if i < last:
+                data = b"".join(chunk for fd, chunk in output if fd == 1)
+                self.inv.output.extend((fd, chunk) for fd, chunk in output if fd != 1)
+            else:
+                self.inv.output.extend(output)
+        return status
+
+    def _expand(self, word: shell.Word) -> list[str]:
+        """The fields a word expands to (unquoted expansions are split on whitespace)."""
+        fields: list[str] = []
+        current, has_text = "", False
+        for part in word.parts:
+            if not part.variable:
+                current += part.text
+                has_text = has_text or part.quoted or bool(part.text)
+                continue
+            value = {"?": str(self.status), "$": str(self.inv.sandbox.exec_pid)}.get(
+                part.text, self.variables.get(part.text, ""))
+            if part.quoted:
+                current += value
+                has_text = True
+                continue
+            pieces = value.split()
+            if not pieces:
+                continue
+            if value[:1].isspace() and has_text:
+                fields.append(current)
+                current, has_text = "", False
+            current += pieces[0]
+            has_text = True
+            for piece in pieces[1:]:
+                fields.append(current)
+                current = piece
+            if value[-1:].isspace():
+                fields.append(current)
+                current, has_text = "", False
+        if has_text:
+            fields.append(current)
+        return fields
+
+    def _command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]) -> int:
+        inv = self.inv
+        values = {name: " ".join(self._expand(word)) for name, word in command.assignments}
+        argv = [f for word in command.words for f in self._expand(word)]
+        redirected = self._redirect(command.redirects, stdin, output)
+        if redirected is None:
+            return 2 if inv.name != "bash" else 1
+        stdin, sink = redirected
+        if not argv:
+            self.variables.update(values)
+            return 0
+        env = {k: v for k, v in self.variables.items() if k in self.exported}
+        env.update(values)
+        child = Invocation(argv, stdin, env, self.cwd, inv.sandbox, sink)
+        builtin = getattr(self, "_builtin_" + argv[0].replace(":", "colon"), None)
+        if builtin is not None and "/" not in argv[0]:
+            status = builtin(child)
+        else:
+            program = _lookup(inv.sandbox, argv[0], self.variables.get("PATH", ""))
+            if program is None:
+                status = self._not_found(child)
+            else:
+                status = program(child)
+        self._deliver(sink, output, command.redirects)
+        return status
+
+    def _not_found(self, child: Invocation) -> int:
+        name = child.argv[0]
+        if "/" in name:
+            child.err(_shell_message(self.inv, self.line, f"{name}: not found" if self.inv.name != "bash"
+                                     else f"{name}: No such file or directory"))
+        elif self.inv.name == "bash":
+            child.err(_shell_message(self.inv, self.line, f"{name}: command not found"))
+        else:
+            child.err(_shell_message(self.inv, self.line, f"{name}: not found"))
+        return 127
+
+    # Redirections: stdin from a file, stdout/stderr to /dev/null, to each other, or to a file.
+    def _redirect(self, redirects: list[shell.Redirect], stdin: bytes,
+                  output: list[tuple[int, bytes]]) -> tuple[bytes, list[tuple[int, bytes]]] | None:
+        for redirect in redirects:
+            if redirect.op == "<":
+                path = " ".join(self._expand(redirect.target))
+                node = self.inv.sandbox.fs.get(path, self.cwd)
+                if not isinstance(node, File):
+                    output.append((2, _shell_message(self.inv, self.line, f"cannot open {path}: No such file"
+                                                     if self.inv.name != "bash"
+                                                     else f"{path}: No such file or directory").encode()))
+                    return None
+                stdin = node.content
+            elif redirect.op in (">", ">>"):
+                path = " ".join(self._expand(redirect.target))
+                if path == "/dev/null":
+                    continue
+                real_dir = self.inv.sandbox.fs.resolve(posixpath.dirname(posixpath.join(self.cwd, path)) or "/")
+                if real_dir is None or not isinstance(self.inv.sandbox.fs.nodes.get(real_dir), Directory):
+                    output.append((2, _shell_message(self.inv, self.line, f"cannot create {path}: Directory "
+                                                     "nonexistent" if self.inv.name != "bash"
+                                                     else f"{path}: No such file or directory").encode()))
+                    return None
+        return stdin, []
+
+    def _deliver(self, sink: list[tuple[int, bytes]], output: list[tuple[int, bytes]],
+                 redirects: list[shell.Redirect]) -> None:
+        """Route what the command wrote according to its redirections (applied left to right)."""
+        route = {1: ("fd", 1), 2: ("fd", 2)}
+        for redirect in redirects:
+            if redirect.op == ">&":
+                route[redirect.fd] = route[redirect.target]
+            elif redirect.op in (">", ">>"):
+                path = " ".join(self._expand(redirect.target))
+                route[redirect.fd] = ("null", 0) if path == "/dev/null" else ("file", (path, redirect.op))
+        files: dict[str, bytes] = {}
+        for fd, chunk in sink:
+            kind, target = route.get(fd, ("fd", fd))
+            if kind == "fd":
+                output.append((target, chunk))
+            elif kind == "file":
+                path, op = target
+                files[path] = files.get(path, b"") + chunk
+        fs = self.inv.sandbox.fs
+        for redirect in redirects:
+            if redirect.op in (">", ">>"):
+                path = " ".join(self._expand(redirect.target))
+                if path == "/dev/null":
+                    continue
+                previous = fs.get(path, self.cwd)
+                start = previous.content if redirect.op == ">>" and isinstance(previous, File) else b""
+                fs.add(posixpath.join(self.cwd, path), File(start + files.pop(path, b"")))
+
+    # ---- builtins --------------------------------------------------------------------------------------------
+    def _builtin_cd(self, inv: Invocation) -> int:
+        target = inv.argv[1] if len(inv.argv) > 1 else self.variables.get("HOME", "/")
+        real = self.inv.sandbox.fs.resolve(target, self.cwd)
+        if real is None or not isinstance(self.inv.sandbox.fs.nodes.get(real), Directory):
+            if self.inv.name == "bash":
+                inv.err(_shell_message(self.inv, self.line, f"cd: {target}: No such file or directory"))
+                return 1
+            inv.err(_shell_message(self.inv, self.line, f"cd: can't cd to {target}"
+                                   + ("" if inv.gnu else ": No such file or directory")))
+            return 2
+        self.cwd = posixpath.normpath(posixpath.join(self.cwd, target))
+        self.variables["PWD"] = self.cwd
+        return 0
+
+    def _builtin_pwd(self, inv: Invocation) -> int:
+        inv.out(self.cwd + "\n")
+        return 0
+
+    def _builtin_echo(self, inv: Invocation) -> int:
+        return PROGRAMS["echo"](inv)
+
+    def _builtin_true(self, inv: Invocation) -> int:
+        return 0
+
+    def _builtin_false(self, inv: Invocation) -> int:
+        return 1
+
+    def _builtin_colon(self, inv: Invocation) -> int:
+        return 0
+
+    def _builtin_export(self, inv: Invocation) -> int:
+        for arg in inv.argv[1:]:
+            name, eq, value = arg.partition("=")
+            if eq:
+                self.variables[name] = value
+            self.exported.add(name)
+        return 0
+
+    def _builtin_unset(self, inv: Invocation) -> int:
+        for name in inv.argv[1:]:
+            self.variables.pop(name, None)
+            self.exported.discard(name)
+        return 0
+
+    def _builtin_exit(self, inv: Invocation) -> int:
+        code = inv.argv[1] if len(inv.argv) > 1 else str(self.status)
+        self.exit_requested = int(code) % 256 if code.lstrip("-").isdigit() else 2
+        return self.exit_requested
