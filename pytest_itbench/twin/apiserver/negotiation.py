@@ -81,7 +81,7 @@ def decode_body(raw: bytes, content_type: str | None) -> tuple[object, list[str]
         raise _too_large()
     if media in ("application/yaml", "text/yaml", "application/apply-patch+yaml"):
         try:
-            return yaml.safe_load(raw), []
+            return load_yaml(raw), []
         except yaml.YAMLError as exc:
             raise BadRequest(f"error converting YAML to JSON: {_first_line(exc)}") from None
     if media not in ("application/json", "", "*/*", "text/plain"):
@@ -99,6 +99,13 @@ class DuplicateKey(str):
     """A key given twice in one JSON object; ``container`` is that object, so decoding can tell its path."""
 
     container: dict
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~20x faster
+
+
+def load_yaml(raw: bytes | str):
+    return yaml.load(raw, Loader=_YAML_LOADER)
 
 
 def _pairs_hook(duplicates: list[str]):

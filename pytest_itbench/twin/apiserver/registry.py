@@ -182,7 +182,8 @@ class ResourceAPI:
         """Create an object. ``managed_done``: a server-side apply already wrote its managedFields."""
         self._check_namespace(res, namespace)
         if not decoded:
-            obj = self.decode_body(res, obj, ctx, namespace)
+            # Internal callers keep their dicts: defaulting and admission write into the body.
+            obj = self.decode_body(res, clone(obj), ctx, namespace)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise BadRequest("resourceVersion should not be set on objects to be created")
@@ -222,7 +223,7 @@ class ResourceAPI:
                subresource: str = "", decoded: bool = False, check_rv: bool = True) -> dict:
         self._check_namespace(res, namespace)
         if not decoded:
-            obj = self.decode_body(res, obj, ctx, namespace, name=name)
+            obj = self.decode_body(res, clone(obj), ctx, namespace, name=name)
         ns = namespace if res.namespaced else ""
         storage = self.storage_of(res)
         with self.store.lock:

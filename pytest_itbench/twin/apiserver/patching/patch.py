@@ -16,6 +16,7 @@ from ...errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from ...schema import Node
 from . import gojson, json_patch, strategic
 from .go_encoding import as_go_encodes
+from ..negotiation import load_yaml
 from .shapes import shape_of
 
 JSON_PATCH = "application/json-patch+json"
@@ -152,7 +153,7 @@ def _strategic_patch(current: dict, body: bytes, node: Node | None) -> dict:
 def parse_apply_body(body: bytes) -> dict:
     """The applied configuration of an ``application/apply-patch+yaml`` request (YAML or JSON)."""
     try:
-        obj = yaml.safe_load(body)
+        obj = load_yaml(body)
     except yaml.YAMLError as exc:
         raise BadRequest(f"error decoding YAML: {_yaml_problem(exc)}") from None
     if obj is None:
