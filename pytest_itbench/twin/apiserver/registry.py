@@ -92,15 +92,17 @@ class ResourceAPI:
 
     # ---- reads -----------------------------------------------------------------------
     def get(self, res: Resource, namespace: str, name: str) -> dict:
+        """The object in ``res``'s version: a copy the caller may change."""
         obj = self.store.get(res.bucket, namespace if res.namespaced else "", name)
         if obj is None:
             raise NotFound(res.group_resource, name)
-        return self.to_version(obj, res)
+        return clone(self.to_version(obj, res))
 
     def list(self, res: Resource, namespace: str | None, label_selector: str | None = None,
              field_selector: str | None = None, limit: int | None = None,
              continue_token: str | None = None) -> tuple[list[dict], str, str | None, int | None]:
-        """Items, list resourceVersion, continue token and remaining count."""
+        """Items (read-only: they may be the stored objects), list resourceVersion, continue token and
+        remaining count."""
         labels = LabelSelector.parse(label_selector)
         fields = FieldSelector.parse(field_selector)
         getters = res.field_getters()
