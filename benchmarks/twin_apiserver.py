@@ -67,16 +67,20 @@ def running_status(pod: dict, now: str) -> dict:
 
 
 def populate(twin, count: int) -> None:
+    """``count`` running pods spread over five namespaces, shop-0 to shop-4."""
+    for n in range(5):
+        populate_namespace(twin, f"shop-{n}", count // 5 + (1 if n < count % 5 else 0))
+
+
+def populate_namespace(twin, namespace: str, count: int) -> None:
     pods = twin.api.catalog.lookup("", "v1", "pods")
-    for ns in {f"shop-{i % 5}" for i in range(count)}:
-        twin.api.create(twin.api.catalog.lookup("", "v1", "namespaces"), None,
-                        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, twin.admin_ctx)
+    twin.api.create(twin.api.catalog.lookup("", "v1", "namespaces"), None,
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, twin.admin_ctx)
     now = twin.clock.timestamp()
     for i in range(count):
-        pod = twin.api.create(pods, f"shop-{i % 5}", realistic_pod(i, f"shop-{i % 5}"), twin.admin_ctx)
+        pod = twin.api.create(pods, namespace, realistic_pod(i, namespace), twin.admin_ctx)
         pod = dict(pod, status=running_status(pod, now))
-        twin.api.update(pods, pod["metadata"]["namespace"], pod["metadata"]["name"], pod, twin.admin_ctx,
-                        subresource="status")
+        twin.api.update(pods, namespace, pod["metadata"]["name"], pod, twin.admin_ctx, subresource="status")
 
 
 def cold_start(repeat: int) -> list[float]:
@@ -111,7 +115,7 @@ def server_side_list(twin, repeat: int) -> list[float]:
     return times[2:]
 
 
-def kubectl_round_trips(twin, repeat: int) -> tuple[list[float], list[float]]:
+def kubectl_round_trips(twin, repeat: int, namespace: str) -> tuple[list[float], list[float]]:
     kubectl = shutil.which("kubectl")
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, KUBECONFIG=twin.write_kubeconfig(os.path.join(tmp, "k")),
@@ -125,8 +129,8 @@ def kubectl_round_trips(twin, repeat: int) -> tuple[list[float], list[float]]:
                 out.append(time.perf_counter() - start)
             return out
 
-        subprocess.run([kubectl, "get", "pods", "-n", "shop-0"], env=env, check=True, capture_output=True)
-        return timed("version", "--client"), timed("get", "pods", "-n", "shop-0")
+        subprocess.run([kubectl, "get", "pods", "-n", namespace], env=env, check=True, capture_output=True)
+        return timed("version", "--client"), timed("get", "pods", "-n", namespace)
 
 
 def rss_with_pods(count: int) -> float:
@@ -156,10 +160,13 @@ def main() -> None:
         print(f"created {args.pods} running pods through the API in {time.perf_counter() - start:.2f} s")
         print(f"GET /api/v1/pods as Table over {args.pods} pods: {ms(server_side_list(twin, args.repeat))}")
         if shutil.which("kubectl"):
-            client_only, get_pods = kubectl_round_trips(twin, args.repeat)
-            print(f"kubectl version --client: {ms(client_only)}")
-            print(f"kubectl get pods (100 pods in the namespace): {ms(get_pods)}")
-            print(f"  difference of medians: {(statistics.median(get_pods) - statistics.median(client_only)) * 1000:.1f} ms")
+            populate_namespace(twin, "shop", 20)
+            for namespace, count in (("shop", 20), ("shop-0", args.pods // 5)):
+                client_only, get_pods = kubectl_round_trips(twin, args.repeat, namespace)
+                print(f"kubectl version --client: {ms(client_only)}")
+                print(f"kubectl get pods ({count} pods in the namespace): {ms(get_pods)}")
+                print(f"  difference of medians: "
+                      f"{(statistics.median(get_pods) - statistics.median(client_only)) * 1000:.1f} ms")
     print(f"RSS of a twin holding {args.rss_pods} pods: {rss_with_pods(args.rss_pods):.0f} MiB")
 
 

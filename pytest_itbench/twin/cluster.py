@@ -15,7 +15,6 @@ import yaml
 from .apiserver import admission, metrics_api, service_allocation
 from .apiserver.access import rbac_escalation, reviews
 from .apiserver.crd.controller import CustomResourceDefinitions
-from .apiserver.openapi import OpenAPIService
 from .apiserver.pod_io import PodIO
 from .apiserver.access.authn import ADMIN_USER, user_for
 from .apiserver.registry import Ctx
@@ -59,9 +58,9 @@ class Twin:
         self.requested_port = port
         self.cluster_name = cluster_name
         self.rng = random.Random(seed)
-        # kubectl sends bearer tokens only over TLS; plain HTTP serves clients that need no token.
-        self.certificates = generate_certificates((host,)) if tls else None
         self.clock = SimClock(start=start_time, tick=tick)
+        # kubectl sends bearer tokens only over TLS; plain HTTP serves clients that need no token.
+        self.certificates = generate_certificates(self.rng, (host,), self.clock.now()) if tls else None
         self.store = Store(self.clock, self.rng)
         self.server = APIServer(self.store, self.clock)
         self.api = self.server.api
@@ -83,7 +82,6 @@ class Twin:
         self.logs = LogStore(self.clock, self.store)
         self.metrics = Metrics(self.clock, self.store)
         self.server.pod_io = PodIO(self.server, self.logs)
-        self.server.openapi = OpenAPIService(self.server)
         reviews.register(self.server)
         metrics_api.register(self.server, self.metrics)
         self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))

@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 _SERVICE_NAMES = ("kubernetes", "kubernetes.default", "kubernetes.default.svc",
@@ -45,18 +45,28 @@ class ClusterCertificates:
         return ctx
 
 
+def _serial(rng) -> int:
+    return rng.getrandbits(159) | 1  # positive and at most 20 octets, as RFC 5280 asks
+
+
 def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def generate(hosts: tuple[str, ...] = ("127.0.0.1",), now: datetime.datetime | None = None) -> ClusterCertificates:
-    """A CA named ``kubernetes`` (as kubeadm names it) and an ``kube-apiserver`` serving certificate."""
-    now = now or datetime.datetime.now(datetime.timezone.utc)
-    start = now - datetime.timedelta(minutes=5)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
+def generate(rng, hosts: tuple[str, ...] = ("127.0.0.1",), now: float | None = None) -> ClusterCertificates:
+    """A CA named ``kubernetes`` (as kubeadm names it) and a ``kube-apiserver`` serving certificate.
+
+    Keys come from the twin's seeded generator and Ed25519 signatures are
+    deterministic, so the same seed and start time give the same certificates
+    (the CA bundle is cluster state: every namespace's ``kube-root-ca.crt``).
+    """
+    start = datetime.datetime.fromtimestamp(now, datetime.timezone.utc) if now is not None \
+        else datetime.datetime.now(datetime.timezone.utc)
+    start -= datetime.timedelta(minutes=5)
+    ca_key = ed25519.Ed25519PrivateKey.from_private_bytes(rng.randbytes(32))
     ca_cert = (x509.CertificateBuilder()
                .subject_name(_name("kubernetes")).issuer_name(_name("kubernetes"))
-               .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+               .public_key(ca_key.public_key()).serial_number(_serial(rng))
                .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=3650))
                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
                .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=True,
@@ -64,8 +74,8 @@ def generate(hosts: tuple[str, ...] = ("127.0.0.1",), now: datetime.datetime | N
                                             key_agreement=False, crl_sign=False, encipher_only=False,
                                             decipher_only=False), critical=True)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-               .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
+               .sign(ca_key, None))
+    key = ed25519.Ed25519PrivateKey.from_private_bytes(rng.randbytes(32))
     sans: list[x509.GeneralName] = [x509.DNSName(n) for n in _SERVICE_NAMES]
     ips = {"127.0.0.1", "10.96.0.1", "172.18.0.2"}
     for host in hosts:
@@ -76,12 +86,12 @@ def generate(hosts: tuple[str, ...] = ("127.0.0.1",), now: datetime.datetime | N
     sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in sorted(ips)]
     cert = (x509.CertificateBuilder()
             .subject_name(_name("kube-apiserver")).issuer_name(ca_cert.subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .public_key(key.public_key()).serial_number(_serial(rng))
             .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=365))
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .sign(ca_key, hashes.SHA256()))
+            .sign(ca_key, None))
     pem = serialization.Encoding.PEM
     return ClusterCertificates(
         ca_pem=ca_cert.public_bytes(pem).decode(),

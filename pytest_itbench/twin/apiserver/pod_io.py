@@ -13,20 +13,22 @@ import asyncio
 import contextlib
 import hashlib
 from dataclasses import dataclass
-from typing import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, AsyncIterator, Iterator
 
 from aiohttp import web
 
 from .. import containers
 from ..clock import parse_time
 from ..errors import BadRequest, FieldError, Gone, Invalid, NotFound, forbidden as forbidden_field, invalid
-from ..containers.exec_commands import ExecResult, ExecStartError, needs_stdin, run, sandbox_for
 from ..logs import LogQuery, LogReader, LogStore
 from . import channels
 from .channels import ChannelProtocol
 from .registry import Ctx
 from .requestinfo import RequestInfo
 from .resources import Resource
+
+if TYPE_CHECKING:
+    from ..containers.exec_commands import ExecResult
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")  # Go's strconv.ParseBool
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -186,6 +188,8 @@ class PodIO:
         await ws.prepare(request)
         first = channels.STDOUT if options.stdout else channels.STDERR if options.stderr else channels.ERROR
         await _send(ws, protocol.frames(first, b""))
+        # The command emulation is only loaded by the first exec: most twins never see one.
+        from ..containers.exec_commands import ExecStartError, needs_stdin, run, sandbox_for
         self._execs += 1
         serial = self._execs
         sandbox = sandbox_for(self.server.store, pod, ref, self._service_account_token, self.server.clock.now(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import time
@@ -61,7 +62,6 @@ class APIServer:
         self.watches = WatchHub()
         self.virtual = VirtualResources(self)  # reviews, metrics and bindings register here
         self.pod_io = None  # pod logs and exec (set by the twin)
-        self.openapi = None  # OpenAPI v3 documents (set by the twin)
         self.crds = None  # CustomResourceDefinitions: custom resources' scale subresource (set by the twin)
         self.printers: dict = {}  # printer overrides (CRD columns), by (group, version, kind) or (group, kind)
         self.started = time.monotonic()
@@ -84,6 +84,12 @@ class APIServer:
         token += "." + _b64(raw.encode())
         self.authenticator.alias(token, raw)
         return token
+
+    @functools.cached_property
+    def openapi(self):
+        """OpenAPI v3 documents, loaded on the first request for them (kubectl get never asks)."""
+        from .openapi import OpenAPIService
+        return OpenAPIService(self)
 
     # ---- printing ------------------------------------------------------------------------------------
     def printer_for(self, res: Resource):
@@ -169,7 +175,7 @@ class APIServer:
             doc = discovery.api_resource_list(self.catalog, parts[1], parts[2])
             if doc is not None:
                 return web.json_response(doc)
-        if parts[0] == "openapi" and self.openapi is not None:
+        if parts[0] == "openapi":
             return self.openapi.respond(request, parts[1:])
         if path == "/":
             return web.json_response({"paths": sorted(self._root_paths())})
