@@ -24,7 +24,7 @@ from ..errors import BadRequest, FieldError, Invalid, MethodNotAllowed, NotFound
 from ..schema import SchemaRegistry
 from ..selectors import FieldSelector, LabelSelector
 from ..store import Store, clone
-from . import conversion, decoding, defaulting, strategies, validation
+from . import conversion, decoding, defaulting, gojson, strategies, validation
 from .patching import fieldmanager, patch
 from .access.authn import UserInfo
 from .resources import Catalog, Resource
@@ -140,7 +140,7 @@ class ResourceAPI:
         """Check the body is a ``res`` object, prune unknown fields, apply field validation."""
         if not isinstance(obj, dict):
             raise BadRequest(f"{res.kind} in version \"{res.version}\" cannot be handled as a {res.kind}: "
-                             f"json: cannot unmarshal {_json_kind(obj)} into Go value of type "
+                             f"json: cannot unmarshal {gojson.json_kind(obj)} into Go value of type "
                              f"struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
                              f"\"json:\\\"kind,omitempty\\\"\" }}")
         # A typed endpoint decodes into its own kind: a body may leave kind and apiVersion out.
@@ -159,7 +159,7 @@ class ResourceAPI:
             meta = obj["metadata"] = {}
         if not isinstance(meta, dict):
             raise BadRequest(f"{res.kind} in version \"{res.version}\" cannot be handled as a {res.kind}: "
-                             f"json: cannot unmarshal {_json_kind(meta)} into Go struct field "
+                             f"json: cannot unmarshal {gojson.json_kind(meta)} into Go struct field "
                              f"{res.kind}.metadata of type v1.ObjectMeta")
         if res.namespaced:
             body_ns = meta.get("namespace")
@@ -455,18 +455,6 @@ def _decode_continue(token: str) -> tuple[str, int]:
     except Exception:
         raise BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version "
                          "meta.k8s.io/v1)") from None
-
-
-def _json_kind(value) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "null"
 
 
 def _short_json(obj) -> str:

@@ -27,7 +27,8 @@ from typing import Any
 
 from ... import errors
 from ...errors import FieldError
-from ..patching.gojson import format_float, quote
+from ...schema import json_type_name
+from ..gojson import format_float, quote
 
 # Formats apiextensions validates (the others are stripped from the schema before validation).
 _FORMAT_PATTERNS = {
@@ -66,20 +67,6 @@ def _types(schema: dict) -> list[str]:
     return [t] if t else []
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _number(value) -> str:
     return format_float(value) if isinstance(value, float) else str(value)
 
@@ -109,7 +96,7 @@ class _Validator:
                 self.type_invalid(path, "null", f"{path} in body must be of type {','.join(types)}: \"null\"")
             self.enum(value, schema, path)
             return
-        actual = _json_type(value)
+        actual = json_type_name(value)
         if types and not self.type_matches(actual, value, types, schema):
             self.type_invalid(path, actual, f"{path} in body must be of type {','.join(types)}: {quote(actual)}")
             return

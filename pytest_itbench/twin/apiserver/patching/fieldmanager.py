@@ -22,7 +22,7 @@ from dataclasses import replace
 from ...errors import BadRequest, StatusError
 from ...store import clone
 from .. import conversion
-from . import gojson
+from .. import gojson
 from .fieldpath import FieldSet, field, path_string
 from .managedfields import (
     APPLY, UPDATE, Entry, Managed, ManagedFieldsError, cap_update_managers, decode, describe, encode, identity,

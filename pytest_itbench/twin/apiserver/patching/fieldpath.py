@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from . import gojson
+from .. import gojson
 
 PathElement = tuple
 Path = tuple

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from . import gojson
+from .. import gojson
 from .fieldpath import FieldSet, FieldsV1Error
 
 APPLY = "Apply"

@@ -14,7 +14,8 @@ import yaml
 
 from ...errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from ...schema import Node
-from . import gojson, json_patch, strategic
+from .. import gojson
+from . import json_patch, strategic
 from .go_encoding import as_go_encodes
 from ..negotiation import load_yaml
 from .shapes import shape_of

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ...errors import BadRequest, StatusError
 from ...schema import Node, patch_meta
-from . import gojson
+from .. import gojson
 
 DIRECTIVE = "$patch"
 DELETE = "delete"

@@ -15,7 +15,7 @@ import functools
 import json
 
 from ...clock import parse_time
-from ..patching.gojson import format_float
+from ..gojson import format_float
 from ..crd.jsonpath import JSONPath, JSONPathError
 from .core import Column, Printer, human_duration
 
