@@ -7,6 +7,7 @@ import logging
 import os
 import random
 import threading
+from typing import Iterable
 
 import base64
 
@@ -22,7 +23,10 @@ from .apiserver.server import APIServer
 from .bootstrap import add_node, bootstrap, node_name
 from .clock import SimClock
 from .controllers.clusterrole_aggregation import ClusterRoleAggregation
+from .controllers.events import EventRecorder
 from .controllers.garbage_collector import GarbageCollector
+from .controllers.install import install as install_controllers
+from .controllers.manager import ControllerManager
 from .controllers.namespaces import NamespaceLifecycle, fake_ca_pem
 from .controllers.reactor import Reactor
 from .logs import LogStore
@@ -48,11 +52,13 @@ class Twin:
 
     ``seed`` feeds the one random generator of this environment (uids, names,
     IPs, tokens), so the same seed and the same actions give the same cluster.
+    ``controllers`` names the controllers to run (default: all of them; see
+    ``controllers/install.py``); tests of one controller run it alone.
     """
 
     def __init__(self, *, seed: int = 0, nodes: int = 0, port: int = 0, host: str = "127.0.0.1",
                  start_time: float | None = None, tick: float = 1.0, cluster_name: str = "itbench",
-                 tls: bool = True):
+                 tls: bool = True, controllers: Iterable[str] | None = None):
         self.seed = seed
         self.host = host
         self.requested_port = port
@@ -85,6 +91,9 @@ class Twin:
         reviews.register(self.server)
         metrics_api.register(self.server, self.metrics)
         self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))
+        self.events = EventRecorder(self.api, self.clock)
+        self.controllers = ControllerManager(self.api, self.clock, self.rng, self.events)
+        install_controllers(self.controllers, controllers)
         self._node_count = 0
         bootstrap(self.api, self.admin_ctx, 0, cluster_name)
         for _ in range(nodes):

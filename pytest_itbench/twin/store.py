@@ -93,7 +93,8 @@ class Store:
         self.rng = rng
         self.lock = threading.RLock()
         self._rv = 1
-        self._buckets: dict[str, dict[Key, dict]] = {}
+        # bucket -> namespace ("" for cluster-scoped) -> name -> object
+        self._buckets: dict[str, dict[str, dict[str, dict]]] = {}
         self._history: deque[Change] = deque()
         self._history_limit = history
         self._compacted_rv = 0  # events at or before this rv are gone
@@ -106,7 +107,7 @@ class Store:
         return self._rv
 
     def get(self, bucket: str, namespace: str, name: str) -> dict | None:
-        return self._buckets.get(bucket, {}).get((namespace or "", name))
+        return self._buckets.get(bucket, {}).get(namespace or "", {}).get(name)
 
     def must_get(self, bucket: str, namespace: str, name: str) -> dict:
         obj = self.get(bucket, namespace, name)
@@ -117,19 +118,22 @@ class Store:
     def list(self, bucket: str, namespace: str | None = None) -> tuple[list[dict], int]:
         """Objects of a bucket in key order (namespace, then name), and the list's resourceVersion."""
         with self.lock:
-            items = self._buckets.get(bucket, {})
+            spaces = self._buckets.get(bucket, {})
             if namespace:
-                keys = sorted(k for k in items if k[0] == namespace)
-            else:
-                keys = sorted(items)
-            return [items[k] for k in keys], self._rv
+                names = spaces.get(namespace, {})
+                return [names[n] for n in sorted(names)], self._rv
+            out = []
+            for ns in sorted(spaces):
+                names = spaces[ns]
+                out.extend(names[n] for n in sorted(names))
+            return out, self._rv
 
     def keys(self, bucket: str) -> list[Key]:
         with self.lock:
-            return list(self._buckets.get(bucket, {}))
+            return [(ns, name) for ns, names in self._buckets.get(bucket, {}).items() for name in names]
 
     def count(self, bucket: str) -> int:
-        return len(self._buckets.get(bucket, {}))
+        return sum(len(names) for names in self._buckets.get(bucket, {}).values())
 
     def buckets(self) -> list[str]:
         return list(self._buckets)
@@ -143,14 +147,14 @@ class Store:
         meta = obj.setdefault("metadata", {})
         key = (meta.get("namespace") or "", meta["name"])
         with self.lock:
-            items = self._buckets.setdefault(bucket, {})
-            if key in items:
+            items = self._buckets.setdefault(bucket, {}).setdefault(key[0], {})
+            if key[1] in items:
                 raise AlreadyExists(bucket, key[1])
             meta["uid"] = meta.get("uid") or self.new_uid()
             meta["creationTimestamp"] = meta.get("creationTimestamp") or self.clock.timestamp()
             self._rv += 1
             meta["resourceVersion"] = str(self._rv)
-            items[key] = obj
+            items[key[1]] = obj
             self._record(Change(self._rv, bucket, "ADDED", obj, None))
             return obj
 
@@ -163,8 +167,8 @@ class Store:
         meta = obj["metadata"]
         key = (meta.get("namespace") or "", meta["name"])
         with self.lock:
-            items = self._buckets.get(bucket, {})
-            old = items.get(key)
+            items = self._buckets.get(bucket, {}).get(key[0], {})
+            old = items.get(key[1])
             if old is None:
                 raise NotFound(bucket, key[1])
             old_meta = old["metadata"]
@@ -181,7 +185,7 @@ class Store:
                 return old
             self._rv += 1
             meta["resourceVersion"] = str(self._rv)
-            items[key] = obj
+            items[key[1]] = obj
             self._record(Change(self._rv, bucket, "MODIFIED", obj, old))
             return obj
 
@@ -190,8 +194,9 @@ class Store:
         """Remove an object now (finalizers and grace are the resource logic's business)."""
         key = (namespace or "", name)
         with self.lock:
-            items = self._buckets.get(bucket, {})
-            old = items.get(key)
+            spaces = self._buckets.get(bucket, {})
+            items = spaces.get(key[0], {})
+            old = items.get(name)
             if old is None:
                 raise NotFound(bucket, name)
             if uid and uid != old["metadata"]["uid"]:
@@ -201,7 +206,9 @@ class Store:
                 raise Conflict(bucket, name, "Precondition failed: ResourceVersion in precondition: "
                                              f"{resource_version}, ResourceVersion in object meta: "
                                              f"{old['metadata']['resourceVersion']}")
-            del items[key]
+            del items[name]
+            if not items:
+                del spaces[key[0]]
             self._rv += 1
             # The DELETED event carries the object at a new resourceVersion, as etcd3 does.
             gone = dict(old)
@@ -235,10 +242,9 @@ class Store:
         watch = Watch(self, bucket, sink, matches)
         with self.lock:
             if since is None:
-                items = self._buckets.get(bucket, {})
-                for key in sorted(items):
-                    if matches(items[key]):
-                        sink("ADDED", items[key])
+                for obj in self.list(bucket)[0]:
+                    if matches(obj):
+                        sink("ADDED", obj)
             else:
                 if since < self._compacted_rv:
                     raise Gone(f"too old resource version: {since} ({self._compacted_rv + 1})")
