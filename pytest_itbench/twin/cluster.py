@@ -88,12 +88,12 @@ class Twin:
         self.logs = LogStore(self.clock, self.store)
         self.metrics = Metrics(self.clock, self.store)
         self.server.pod_io = PodIO(self.server, self.logs)
+        self.events = EventRecorder(self.api, self.clock)
+        self.controllers = ControllerManager(self.api, self.clock, self.rng, self.events, self.logs, self.metrics)
+        install_controllers(self.controllers, controllers)
         reviews.register(self.server)
         metrics_api.register(self.server, self.metrics)
         self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))
-        self.events = EventRecorder(self.api, self.clock)
-        self.controllers = ControllerManager(self.api, self.clock, self.rng, self.events)
-        install_controllers(self.controllers, controllers)
         self._node_count = 0
         bootstrap(self.api, self.admin_ctx, 0, cluster_name)
         for _ in range(nodes):

@@ -110,11 +110,13 @@ class Controller:
 
 
 class ControllerManager:
-    def __init__(self, api: ResourceAPI, clock: SimClock, rng, events: EventRecorder):
+    def __init__(self, api: ResourceAPI, clock: SimClock, rng, events: EventRecorder, logs=None, metrics=None):
         self.api = api
         self.clock = clock
         self.rng = rng
         self.events = events
+        self.logs = logs  # LogStore: what containers write (the kubelet appends)
+        self.metrics = metrics  # Metrics: usage metrics-server reports (the kubelet sets)
         self.controllers: list[Controller] = []
         self._by_bucket: dict[str, list[Controller]] = {}
         api.store.on_write(self._on_write)
