@@ -1,0 +1,86 @@
+"""How the evaluator holds intermediate results: every node is evaluated at all steps at once.
+
+Prometheus evaluates a range query step by step, building a vector per
+step. In Python that means a sample object per series per step. Here an
+instant-vector node evaluates to a list of :class:`StepSeries`, each with
+one value slot per step (``None`` where the series has no sample), and a
+scalar node to a list of floats. Labels are computed once per series, not
+once per step, and per-step work is list comprehensions over these slots.
+An instant query is the one-step case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from ..labels import Labels
+from .errors import EvaluationError
+
+Slot = Optional[float]
+
+
+@dataclass(slots=True)
+class StepSeries:
+    labels: Labels
+    values: list[Slot]
+
+
+@dataclass(slots=True)
+class RangeSamples:
+    """One series' samples (no staleness markers) for range-vector functions.
+
+    ``resets`` lists the indexes whose value is below the previous one.
+    """
+
+    labels: Labels
+    ts: Sequence[int]
+    vs: Sequence[float]
+    resets: Sequence[int]
+
+
+@dataclass
+class Annotations:
+    """Warnings and infos, de-duplicated, in the order raised (Prometheus' annotations)."""
+
+    warnings: dict[str, None] = field(default_factory=dict)
+    infos: dict[str, None] = field(default_factory=dict)
+
+    def warn(self, message: str) -> None:
+        self.warnings["PromQL warning: " + message] = None
+
+    def info(self, message: str) -> None:
+        self.infos["PromQL info: " + message] = None
+
+
+DUPLICATE_LABELSET = "vector cannot contain metrics with the same labelset"
+
+
+def merge_by_labels(series: list[StepSeries]) -> list[StepSeries]:
+    """Series with equal labels merged into one; two values at the same step are an error."""
+    position: dict[Labels, int] = {}
+    out: list[StepSeries] = []
+    for s in series:
+        i = position.get(s.labels)
+        if i is None:
+            position[s.labels] = len(out)
+            out.append(s)
+            continue
+        merged = list(out[i].values)  # a copy: the inputs may be referenced elsewhere
+        for step, v in enumerate(s.values):
+            if v is not None:
+                if merged[step] is not None:
+                    raise EvaluationError(DUPLICATE_LABELSET)
+                merged[step] = v
+        out[i] = StepSeries(s.labels, merged)
+    return out
+
+
+def require_unique_labels(series: list[StepSeries]) -> None:
+    """Range-vector function results may not share a labelset at all, as in Prometheus."""
+    if len({s.labels for s in series}) != len(series):
+        raise EvaluationError(DUPLICATE_LABELSET)
+
+
+def has_values(values: list[Slot]) -> bool:
+    return values.count(None) != len(values)
