@@ -1,0 +1,1 @@
+"""Application definitions: Kubernetes manifests, behaviour sheets, and the alert rules over them."""
