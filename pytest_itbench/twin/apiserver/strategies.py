@@ -21,6 +21,7 @@ CREATE_ON_UPDATE = {"events", "events.events.k8s.io", "endpoints", "leases.coord
 
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
 JOB_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+DAEMON_SET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 
 # Kinds whose status a create keeps (their status is not a subresource or is set by the creator).
 _STATUS_KEPT_ON_CREATE = {"Node", "CustomResourceDefinition"}
@@ -69,6 +70,8 @@ def prepare_for_create(res: Resource, obj: dict) -> None:
         obj["status"] = dict(_EMPTY_STATUS[kind])
     if kind == "Job" and res.group == "batch":
         _generate_job_selector(obj)
+    if kind == "DaemonSet" and res.group == "apps":
+        _daemon_set_template_generation(obj, None)
 
 
 def _generate_job_selector(job: dict) -> None:
@@ -112,7 +115,23 @@ def prepare_for_update(res: Resource, new: dict, old: dict) -> None:
     elif res.kind == "Service" and not res.group:
         _keep_allocated_values(new, old)
         _drop_type_dependent_fields(new, old)
+    elif res.kind == "DaemonSet" and res.group == "apps":
+        _daemon_set_template_generation(new, old)
     bump_generation(res, new, old)
+
+
+def _daemon_set_template_generation(new: dict, old: dict | None) -> None:
+    """The DaemonSet's template generation, which apps/v1 carries as an annotation: 1, then one more per
+    template change (the DaemonSet controller labels its pods with it)."""
+    generation = 1
+    if old is not None:
+        previous = (old["metadata"].get("annotations") or {}).get(DAEMON_SET_TEMPLATE_GENERATION, "")
+        generation = int(previous) if previous.isdigit() else 0
+        if (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template"):
+            generation += 1
+    annotations = new["metadata"].get("annotations")
+    new["metadata"]["annotations"] = {**(annotations if isinstance(annotations, dict) else {}),
+                                      DAEMON_SET_TEMPLATE_GENERATION: str(generation)}
 
 
 def _keep_allocated_values(new: dict, old: dict) -> None:
