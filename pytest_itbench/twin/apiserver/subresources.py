@@ -12,6 +12,7 @@ from ..selectors import LabelSelector
 from ..store import clone
 from .patching import patch as patching
 from .negotiation import Accept, respond
+from .pod_binding import bind_pod
 from .registry import Ctx, DeleteOptions
 from .requestinfo import RequestInfo
 from .resources import Resource
@@ -119,24 +120,11 @@ class Subresources:
         return respond(_status_success(), accept, 201)
 
     def bind(self, namespace: str, name: str, body, ctx: Ctx) -> None:
-        api = self.server.api
         if not isinstance(body, dict) or not (body.get("target") or {}).get("name"):
             raise Invalid("Binding", "", name, [errors.required("target.name")])
-        pods = api.catalog.lookup("", "v1", "pods")
-        with api.store.lock:
-            pod = api.get(pods, namespace, name)
-            node = pod["spec"].get("nodeName")
-            if node:
-                raise Conflict("pods/binding", name, f'pod {name} is already assigned to node "{node}"')
-            if pod["metadata"].get("deletionTimestamp"):
-                raise Conflict("pods/binding", name, f"pod {name} is being deleted, cannot be assigned to a host")
-            updated = clone(pod)
-            updated["spec"]["nodeName"] = body["target"]["name"]
-            extra = (body.get("metadata") or {}).get("annotations") or {}
-            if extra:
-                updated["metadata"].setdefault("annotations", {}).update(extra)
-            api._write_update(pods, pods, api.store.get(pods.bucket, namespace, name), updated, ctx, "binding",
-                              check_rv=False)
+        meta = body.get("metadata") or {}
+        bind_pod(self.server.api, namespace, name, body["target"]["name"], ctx,
+                 annotations=meta.get("annotations") or {}, uid=meta.get("uid"))
 
     # ---- eviction --------------------------------------------------------------------------------
     async def do_eviction(self, request, info, res, ctx, accept):
