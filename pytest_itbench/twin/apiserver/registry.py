@@ -274,8 +274,9 @@ class ResourceAPI:
             fieldmanager.on_update(self, storage, old, new, ctx.manager(), subresource, self.clock.timestamp())
         if ctx.dry_run:
             return self.to_version(new, res)
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            # The last finalizer is gone: the object goes away now.
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") \
+                and not old_meta.get("deletionGracePeriodSeconds"):
+            # The last finalizer is gone: the object goes away now (a pod in its grace period waits for its kubelet).
             gone = self.store.delete(storage.bucket, old_meta.get("namespace", ""), old_meta["name"])
             self._after_write("delete", storage, gone, old)
             return self.to_version(gone, res)

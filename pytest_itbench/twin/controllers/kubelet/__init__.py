@@ -1,0 +1,5 @@
+"""The kubelet: pods on nodes, their containers, images, probes, resources and graceful stops."""
+
+from .controller import Kubelet
+
+__all__ = ["Kubelet"]
