@@ -17,7 +17,15 @@ KUBECTL = shutil.which("kubectl")
 
 @pytest.fixture
 def twin():
-    """A started twin with three ready nodes, stopped after the test."""
+    """A started twin with three ready nodes and no controllers: the API server alone, whose state
+    the test sets as it likes (statuses, usage), stopped after the test."""
+    with Twin(seed=7, nodes=3, controllers=()) as t:
+        yield t
+
+
+@pytest.fixture
+def cluster():
+    """A started twin with three ready nodes and every controller: a whole cluster on the twin's clock."""
     with Twin(seed=7, nodes=3) as t:
         yield t
 

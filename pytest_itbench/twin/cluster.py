@@ -13,7 +13,8 @@ import base64
 
 import yaml
 
-from .apiserver import admission, metrics_api, service_allocation
+from .apiserver import admission, limit_ranger, metrics_api, quota_admission, service_allocation
+from .apiserver import pod_deletion
 from .apiserver.access import rbac_escalation, reviews
 from .apiserver.crd.controller import CustomResourceDefinitions
 from .apiserver.pod_io import PodIO
@@ -75,13 +76,16 @@ class Twin:
                                   field_manager="kube-controller-manager")
         self.reactor = Reactor(self.api)
         self.api.admission.append(admission.namespace_lifecycle(self.api))
+        self.api.admission.append(limit_ranger.limit_ranger(self.api))
         self.api.admission.append(admission.service_account(self.api))
         self.api.admission.append(admission.priority(self.api))
         self.api.admission.append(admission.default_toleration_seconds())
         self.api.admission.append(admission.default_storage_class(self.api))
+        quota_admission.register(self.api)  # ResourceQuota comes last, as in kube-apiserver
         # First of the after-write hooks: a Service's IP is taken before any reaction can allocate another.
         self.api.after_write.insert(0, service_allocation.track(self.api))
         rbac_escalation.register(self.api, self.server.authorizer)
+        pod_deletion.register(self.api)  # bound pods end gracefully, through their node's kubelet
         self.garbage_collector = GarbageCollector(self.api, self.reactor, self.controller_ctx)
         self.crds = CustomResourceDefinitions(self.server, self.reactor, self.controller_ctx)
         self.clusterrole_aggregation = ClusterRoleAggregation(self.api, self.reactor, self.controller_ctx)

@@ -41,6 +41,7 @@ class _Seen:
     name: str
     namespace: str
     last: float
+    unwritten: int = 0  # repeats the spam filter held back; the next write counts them
 
 
 @dataclass
@@ -83,9 +84,14 @@ class EventRecorder:
         who = (source.component, source.host or "", involved.get("uid", ""), involved["kind"], involved["name"],
                involved.get("fieldPath", ""))
         if not source.new_api:
-            if not self._allowed_by_spam_filter(who, now):
-                return
             message = self._aggregate(who, type_, reason, message, now)
+            if not self._allowed_by_spam_filter(who, now):
+                # client-go observes the repeat before filtering it, so the count is right when a write gets through
+                held = self._seen.get(who + (type_, reason, message))
+                if held is not None and now - held.last <= CORRELATION_WINDOW:
+                    held.unwritten += 1
+                    held.last = now
+                return
         key = who + (type_, reason, message)
         seen = self._seen.get(key)
         try:
@@ -164,9 +170,10 @@ class EventRecorder:
             event["series"] = {"count": series["count"] + 1,
                                "lastObservedTime": self.clock.micro_timestamp(now)}
         else:
-            event["count"] = (event.get("count") or 1) + 1
+            event["count"] = (event.get("count") or 1) + 1 + seen.unwritten
             event["lastTimestamp"] = self.clock.timestamp(now)
         self.api.update(self.events, seen.namespace, seen.name, event, self.ctx)
+        seen.unwritten = 0
         return True
 
     # ---- TTL ----------------------------------------------------------------------------------------

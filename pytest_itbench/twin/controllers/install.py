@@ -15,6 +15,22 @@ from typing import Iterable
 from .manager import ControllerManager
 
 CONTROLLERS: list[tuple[str, str]] = [
+    ("deployment", "deployment:DeploymentController"),
+    ("replicaset", "replicaset:ReplicaSetController"),
+    ("statefulset", "statefulset:StatefulSetController"),
+    ("daemonset", "daemonset:DaemonSetController"),
+    ("job", "job:JobController"),
+    ("cronjob", "cronjob:CronJobController"),
+    ("horizontal-pod-autoscaler", "hpa:HorizontalPodAutoscalerController"),
+    ("disruption", "disruption:DisruptionController"),
+    ("resourcequota", "resourcequota:ResourceQuotaController"),
+    ("persistentvolume-binder", "volumes:PersistentVolumeBinder"),
+    ("scheduler", "scheduler.controller:Scheduler"),
+    ("kubelet", "kubelet:Kubelet"),
+    ("node-heartbeat", "node_heartbeat:NodeHeartbeat"),
+    ("node-lifecycle", "node_lifecycle:NodeLifecycle"),
+    ("endpoints", "endpoints:EndpointsController"),
+    ("endpointslice", "endpointslices:EndpointSliceController"),
 ]
 
 
