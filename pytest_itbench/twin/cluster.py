@@ -67,7 +67,7 @@ class Twin:
         self.rng = random.Random(seed)
         self.clock = SimClock(start=start_time, tick=tick)
         # kubectl sends bearer tokens only over TLS; plain HTTP serves clients that need no token.
-        self.certificates = generate_certificates(self.rng, (host,), self.clock.now()) if tls else None
+        self.certificates = generate_certificates(self.rng, (host,)) if tls else None
         self.store = Store(self.clock, self.rng)
         self.server = APIServer(self.store, self.clock)
         self.api = self.server.api

@@ -53,21 +53,24 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def generate(rng, hosts: tuple[str, ...] = ("127.0.0.1",), now: float | None = None) -> ClusterCertificates:
+# Clients check validity against wall time, which a simulated clock may be far from (warped ahead, or
+# started in the past); a fixed window keeps the certificates valid and the same for a given seed.
+VALID_FROM = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+VALID_UNTIL = datetime.datetime(2060, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def generate(rng, hosts: tuple[str, ...] = ("127.0.0.1",)) -> ClusterCertificates:
     """A CA named ``kubernetes`` (as kubeadm names it) and a ``kube-apiserver`` serving certificate.
 
     Keys come from the twin's seeded generator and Ed25519 signatures are
-    deterministic, so the same seed and start time give the same certificates
+    deterministic, so the same seed gives the same certificates
     (the CA bundle is cluster state: every namespace's ``kube-root-ca.crt``).
     """
-    start = datetime.datetime.fromtimestamp(now, datetime.timezone.utc) if now is not None \
-        else datetime.datetime.now(datetime.timezone.utc)
-    start -= datetime.timedelta(minutes=5)
     ca_key = ed25519.Ed25519PrivateKey.from_private_bytes(rng.randbytes(32))
     ca_cert = (x509.CertificateBuilder()
                .subject_name(_name("kubernetes")).issuer_name(_name("kubernetes"))
                .public_key(ca_key.public_key()).serial_number(_serial(rng))
-               .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=3650))
+               .not_valid_before(VALID_FROM).not_valid_after(VALID_UNTIL)
                .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
                .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=True,
                                             content_commitment=False, data_encipherment=False,
@@ -87,7 +90,7 @@ def generate(rng, hosts: tuple[str, ...] = ("127.0.0.1",), now: float | None = N
     cert = (x509.CertificateBuilder()
             .subject_name(_name("kube-apiserver")).issuer_name(ca_cert.subject)
             .public_key(key.public_key()).serial_number(_serial(rng))
-            .not_valid_before(start).not_valid_after(start + datetime.timedelta(days=365))
+            .not_valid_before(VALID_FROM).not_valid_after(VALID_UNTIL)
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)

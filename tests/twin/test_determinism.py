@@ -36,3 +36,26 @@ def test_another_seed_gives_other_identities():
     assert state_a.keys() != state_b.keys() or state_a != state_b
     uid = lambda s: s[("namespaces", "", "shop")]["metadata"]["uid"]  # noqa: E731
     assert uid(state_a) != uid(state_b)
+
+
+def test_a_whole_application_settles_the_same_way_twice():
+    import os
+
+    import yaml
+    with open(os.path.join(os.path.dirname(__file__), "manifests", "shop.yaml")) as fh:
+        docs = [d for d in yaml.safe_load_all(fh) if d]
+
+    def run() -> dict:
+        with Twin(seed=5, nodes=3, start_time=1_700_000_000) as twin:
+            for doc in docs:
+                res = twin.api.catalog.for_api_version(doc["apiVersion"], doc["kind"])
+                twin.api.create(res, doc["metadata"].get("namespace"), doc, twin.admin_ctx)
+            twin.warp(300)
+            return {(bucket, o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+                    for bucket in twin.store.buckets() for o in twin.store.list(bucket)[0]}
+
+    first, second = run(), run()
+    assert first.keys() == second.keys()
+    differing = [key for key in first if first[key] != second[key]]
+    assert differing == []
+    assert sum(1 for (bucket, ns, _) in first if bucket == "pods" and ns == "shop") == 25

@@ -83,19 +83,23 @@ class EventRecorder:
         namespace = involved.get("namespace") or "default"
         who = (source.component, source.host or "", involved.get("uid", ""), involved["kind"], involved["name"],
                involved.get("fieldPath", ""))
+        key = who + (type_, reason, message)
         if not source.new_api:
-            message = self._aggregate(who, type_, reason, message, now)
+            if self._aggregate(who, type_, reason, message, now):
+                # One combined Event counts every further message with this reason and shows the latest.
+                message = f"(combined from similar events): {message}"
+                key = who + (type_, reason, None)
             if not self._allowed_by_spam_filter(who, now):
                 # client-go observes the repeat before filtering it, so the count is right when a write gets through
-                held = self._seen.get(who + (type_, reason, message))
+                held = self._seen.get(key)
                 if held is not None and now - held.last <= CORRELATION_WINDOW:
                     held.unwritten += 1
                     held.last = now
                 return
-        key = who + (type_, reason, message)
         seen = self._seen.get(key)
         try:
-            if seen is not None and now - seen.last <= CORRELATION_WINDOW and self._bump(seen, source, now):
+            if seen is not None and now - seen.last <= CORRELATION_WINDOW \
+                    and self._bump(seen, source, now, message):
                 seen.last = now
                 return
             name = self._create(involved, namespace, type_, reason, message, source, action or source.action,
@@ -116,15 +120,14 @@ class EventRecorder:
         bucket.tokens -= 1
         return True
 
-    def _aggregate(self, who: tuple, type_: str, reason: str, message: str, now: float) -> str:
+    def _aggregate(self, who: tuple, type_: str, reason: str, message: str, now: float) -> bool:
+        """Whether this event joins the combined one: past ten distinct messages with one reason."""
         key = who + (type_, reason)
         entry = self._similar.get(key)
         if entry is None or now - entry[0] > CORRELATION_WINDOW:
             entry = self._similar[key] = [now, set()]
         entry[1].add(message)
-        if len(entry[1]) > SIMILAR_EVENTS_LIMIT:
-            return f"(combined from similar events): {message}"
-        return message
+        return len(entry[1]) > SIMILAR_EVENTS_LIMIT
 
     def _create(self, involved: dict, namespace: str, type_: str, reason: str, message: str,
                 source: EventSource, action: str | None, related: dict | None, now: float) -> str:
@@ -159,7 +162,7 @@ class EventRecorder:
         created = self.api.create(self.events, namespace, event, self.ctx)
         return created["metadata"]["name"]
 
-    def _bump(self, seen: _Seen, source: EventSource, now: float) -> bool:
+    def _bump(self, seen: _Seen, source: EventSource, now: float, message: str) -> bool:
         """Count a repeat on the existing Event; False when it is gone (expired or deleted)."""
         try:
             event = self.api.get(self.events, seen.namespace, seen.name)
@@ -172,6 +175,7 @@ class EventRecorder:
         else:
             event["count"] = (event.get("count") or 1) + 1 + seen.unwritten
             event["lastTimestamp"] = self.clock.timestamp(now)
+            event["message"] = message
         self.api.update(self.events, seen.namespace, seen.name, event, self.ctx)
         seen.unwritten = 0
         return True

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..tolerations import tolerates
+
 NAME_FIELD = "metadata.name"
 NO_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -91,21 +93,6 @@ class RequiredNodeAffinity:
             if labels.get(key) != value:
                 return False
         return self.required is None or selector_matches(self.required, labels, node_name)
-
-
-def tolerates(toleration: dict, taint: dict) -> bool:
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    if operator == "Equal":
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return False
 
 
 def tolerated(tolerations: list[dict], taint: dict) -> bool:
