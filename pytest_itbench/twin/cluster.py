@@ -73,7 +73,7 @@ class Twin:
         self.api = self.server.api
         self.admin_ctx = Ctx(user=user_for(ADMIN_USER, ("system:masters",)), field_manager="itbench-twin")
         self.controller_ctx = Ctx(user=user_for("system:kube-controller-manager"),
-                                  field_manager="kube-controller-manager")
+                                  field_manager="kube-controller-manager", trusted=True)
         self.reactor = Reactor(self.api)
         self.api.admission.append(admission.namespace_lifecycle(self.api))
         self.api.admission.append(limit_ranger.limit_ranger(self.api))

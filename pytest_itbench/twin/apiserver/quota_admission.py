@@ -40,7 +40,8 @@ class ResourceQuotaAdmission:
     def __init__(self, api: ResourceAPI):
         self.api = api
         self.quotas = api.catalog.lookup("", "v1", "resourcequotas")
-        self.ctx = Ctx(user=user_for("system:apiserver", ("system:masters",)), field_manager="kube-apiserver")
+        self.ctx = Ctx(user=user_for("system:apiserver", ("system:masters",)), field_manager="kube-apiserver",
+                       trusted=True)
 
     # ---- admission ------------------------------------------------------------------------------------
     def admit(self, op: str, res: Resource, obj: dict, old: dict | None, ctx: Ctx) -> None:

@@ -31,7 +31,7 @@ class ClusterRoleAggregation:
         self.clusterroles = api.catalog.lookup("rbac.authorization.k8s.io", "v1", "clusterroles")
         # kube-controller-manager runs each controller with its own service account's rights.
         self.ctx = Ctx(user=user_for(f"system:serviceaccount:kube-system:{AGGREGATION_CONTROLLER}"),
-                       field_manager=FIELD_MANAGER, user_agent=ctx.user_agent)
+                       field_manager=FIELD_MANAGER, user_agent=ctx.user_agent, trusted=True)
         reactor.register("clusterrole-aggregation", self.react)
 
     def react(self, op: str, res: Resource, obj: dict, old: dict | None) -> None:

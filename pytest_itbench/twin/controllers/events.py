@@ -71,7 +71,8 @@ class EventRecorder:
 
     def __post_init__(self) -> None:
         self.events = self.api.catalog.lookup("", "v1", "events")
-        self.ctx = Ctx(user=user_for("system:kube-controller-manager"), field_manager="kube-controller-manager")
+        self.ctx = Ctx(user=user_for("system:kube-controller-manager"), field_manager="kube-controller-manager",
+                       trusted=True)
         self.clock.on_tick(self._expire, name="event-ttl", every=60.0)
 
     # ---- recording ---------------------------------------------------------------------------------

@@ -179,7 +179,7 @@ class NodeHeartbeat(Controller):
         ctx = self._contexts.get(name)
         if ctx is None:
             ctx = self._contexts[name] = Ctx(user=user_for(f"system:node:{name}", ("system:nodes",)),
-                                             field_manager=self.field_manager)
+                                             field_manager=self.field_manager, trusted=True)
         return ctx
 
     def _create(self, node: str, res: Resource, obj: dict) -> dict:

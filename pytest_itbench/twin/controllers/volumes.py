@@ -84,7 +84,7 @@ class PersistentVolumeBinder(Controller):
         self.pods = self.resource("", "v1", "pods")
         self.provisioner_ctx = Ctx(user=user_for("system:serviceaccount:local-path-storage:"
                                                  "local-path-provisioner-service-account"),
-                                   field_manager="local-path-provisioner")
+                                   field_manager="local-path-provisioner", trusted=True)
 
     def keys_for(self, change: Change) -> Iterable[Hashable]:
         obj = change.obj

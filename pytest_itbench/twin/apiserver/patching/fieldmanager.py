@@ -205,6 +205,8 @@ class _Context:
             taken = entry.fields.intersection(at_version.changed())
             if not taken.empty():
                 conflicts[key] = taken
+            if taken.empty() and entry.fields.intersection(at_version.removed).empty():
+                continue  # untouched: the same Entry object, whose encoding is remembered
             out[key] = entry.with_fields(entry.fields.difference(taken).difference(at_version.removed))
         if conflicts and not force:
             raise _Conflicts([(managed[key], path) for key in sorted(conflicts) for path in conflicts[key].paths()])

@@ -8,6 +8,8 @@ it applied last. Entries are written sorted as kube-apiserver sorts them
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -75,6 +77,38 @@ class ManagedFieldsError(ValueError):
     pass
 
 
+class _Memo:
+    """Remembers the decoded form of stored entries and the encoded form of unchanged ones.
+
+    Every write decodes the object's managedFields and encodes them again, though
+    most entries do not change; stored objects are never mutated, so an entry dict
+    seen before decodes the same way, and an Entry left untouched encodes to the
+    dict it came from. Keys are object ids, kept valid by holding the objects.
+    """
+
+    def __init__(self, size: int = 50_000):
+        self._size = size
+        self._decoded: OrderedDict[int, tuple[dict, Entry]] = OrderedDict()
+        self._encoded: OrderedDict[int, tuple[Entry, dict]] = OrderedDict()
+
+    def decoded(self, raw: dict) -> Entry | None:
+        hit = self._decoded.get(id(raw))
+        return hit[1] if hit is not None and hit[0] is raw else None
+
+    def encoded(self, entry: Entry) -> dict | None:
+        hit = self._encoded.get(id(entry))
+        return hit[1] if hit is not None and hit[0] is entry else None
+
+    def remember(self, raw: dict, entry: Entry) -> None:
+        for cache, key, value in ((self._decoded, id(raw), (raw, entry)), (self._encoded, id(entry), (entry, raw))):
+            cache[key] = value
+            if len(cache) > self._size:
+                cache.popitem(last=False)
+
+
+_MEMO = _Memo()
+
+
 def decode(entries) -> Managed:
     """The entries of ``metadata.managedFields``; raises :class:`ManagedFieldsError` on a malformed one."""
     managed: Managed = {}
@@ -83,6 +117,10 @@ def decode(entries) -> Managed:
     if not isinstance(entries, list):
         raise ManagedFieldsError("managedFields must be a list")
     for index, raw in enumerate(entries):
+        known = _MEMO.decoded(raw) if isinstance(raw, dict) else None
+        if known is not None:
+            managed[known.identity] = known
+            continue
         if not isinstance(raw, dict):
             raise ManagedFieldsError(f"managed fields entry {index} is not an object")
         operation = raw.get("operation")
@@ -103,13 +141,21 @@ def decode(entries) -> Managed:
         entry = Entry(str(raw.get("manager") or ""), operation, api_version, str(raw.get("subresource") or ""),
                       fields, raw.get("time"))
         managed[entry.identity] = entry
+        _MEMO.remember(raw, entry)
     return managed
 
 
 def encode(managed: Managed) -> list[dict]:
     entries = sorted(managed.values(), key=lambda e: (e.operation, _seconds(e.time), e.manager, e.api_version,
                                                      e.subresource))
-    return [e.encode() for e in entries]
+    out = []
+    for entry in entries:
+        raw = _MEMO.encoded(entry)
+        if raw is None:
+            raw = entry.encode()
+            _MEMO.remember(raw, entry)
+        out.append(raw)
+    return out
 
 
 def _seconds(time: str | None) -> float:

@@ -59,7 +59,7 @@ class NodeAgent:
         spec, status = node.get("spec") or {}, node.get("status") or {}
         architecture = ((status.get("nodeInfo") or {}).get("architecture")
                         or (node["metadata"].get("labels") or {}).get("kubernetes.io/arch") or "amd64")
-        ctx = Ctx(user=user_for(f"system:node:{name}", ("system:nodes",)), field_manager="kubelet")
+        ctx = Ctx(user=user_for(f"system:node:{name}", ("system:nodes",)), field_manager="kubelet", trusted=True)
         pod_cidr = spec.get("podCIDR") or ""
         host_ip = internal_ip(node)
         gateway = str(ipaddress.ip_network(pod_cidr, strict=False).network_address + 1) if pod_cidr else host_ip
