@@ -63,8 +63,18 @@ def events_of(kubectl, name_prefix: str) -> str:
                    "-o", "custom-columns=OBJ:.involvedObject.name,REASON:.reason,MSG:.message", "--no-headers")
 
 
-def test_the_shop_becomes_available_and_rollouts_complete(shop):
-    twin, kubectl = shop
+def test_the_shop_applied_with_kubectl_becomes_available_and_rollouts_complete(tmp_path):
+    if KUBECTL is None:
+        pytest.skip("kubectl is not on PATH; these tests drive the real kubectl binary")
+    with Twin(seed=4, nodes=3) as twin:
+        kubectl = Kubectl(twin, tmp_path / "admin")
+        applied = kubectl("apply", "-f", SHOP)
+        assert "deployment.apps/storefront created" in applied and "statefulset.apps/orders-db created" in applied
+        twin.warp(120)
+        _check_available(kubectl)
+
+
+def _check_available(kubectl):
     table = kubectl("get", "deployments", "-n", "shop", "--no-headers").splitlines()
     assert len(table) == 20
     for line in table:
