@@ -1,0 +1,122 @@
+"""What an agent receives, what it returns, and the record of what it did.
+
+An agent is anything with ``run(task, trajectory) -> Submission``: a Python object, a built-in, or an
+executable (``exec:``) driven through environment variables and files. It sees only what a real
+operator would (ARCHITECTURE.md, rule 4): the task text, a kubeconfig with restricted rights, the
+observability URLs it is offered, a working directory and a deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Task:
+    scenario_id: str
+    domain: str  # sre, ciso, finops
+    text: str
+    kubeconfig: str  # path of a kubeconfig with the agent's (restricted) rights
+    urls: dict[str, str]  # prometheus, alertmanager, jaeger, topology: only the signals offered
+    workdir: str  # where the agent may write (CISO artifacts go here)
+    deadline: float  # wall-clock epoch seconds
+    time_limit: float  # seconds
+    namespaces: tuple[str, ...] = ()  # the application's namespaces (the agent's reach)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Submission:
+    """What the agent hands in.
+
+    For SRE and FinOps, ``diagnosis`` in ITBench's agent-output shape:
+    ``{"entities": [{"name": "ns/Kind/name", "contributing_factor": bool, "reasoning": str}],
+    "propagations": [{"source", "target", "condition", "effect"}], "alerts_explained": [...]}``.
+    For CISO, the artifacts it wrote, by role (``{"policy": "policy.yaml", ...}``, paths in its workdir).
+    """
+
+    diagnosis: dict[str, Any] | None = None
+    artifacts: dict[str, str] = field(default_factory=dict)
+    diagnosed_at: float | None = None  # simulated seconds since the agent started, when it diagnosed
+    notes: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Submission":
+        """Read a submission written as JSON; raises ValueError naming what is wrong."""
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ValueError(f"a submission is a JSON object, got {type(data).__name__}")
+        unknown = set(data) - {"diagnosis", "artifacts", "diagnosed_at", "notes", "entities", "propagations",
+                               "alerts_explained"}
+        if unknown:
+            raise ValueError(f"unknown submission fields: {', '.join(sorted(unknown))}")
+        diagnosis = data.get("diagnosis")
+        if diagnosis is None and any(k in data for k in ("entities", "propagations", "alerts_explained")):
+            # The ITBench agent-output shape at top level is accepted as the diagnosis itself.
+            diagnosis = {k: data[k] for k in ("entities", "propagations", "alerts_explained") if k in data}
+        if diagnosis is not None and not isinstance(diagnosis, dict):
+            raise ValueError("diagnosis must be an object with entities, propagations and alerts_explained")
+        if diagnosis is not None:
+            entities = diagnosis.get("entities", [])
+            if not isinstance(entities, list) or not all(isinstance(e, dict) and isinstance(e.get("name"), str)
+                                                          for e in entities):
+                raise ValueError('diagnosis.entities must be a list of objects with a "name" like '
+                                 '"namespace/Kind/name"')
+        artifacts = data.get("artifacts") or {}
+        if not isinstance(artifacts, dict) or not all(isinstance(v, str) for v in artifacts.values()):
+            raise ValueError("artifacts must map roles to file paths")
+        diagnosed_at = data.get("diagnosed_at")
+        if diagnosed_at is not None and not isinstance(diagnosed_at, (int, float)):
+            raise ValueError("diagnosed_at must be a number of seconds")
+        return cls(diagnosis=diagnosis, artifacts=dict(artifacts), diagnosed_at=diagnosed_at,
+                   notes=str(data.get("notes") or ""))
+
+
+@dataclass
+class Step:
+    thought: str = ""
+    action: str = ""
+    observation: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    started: float = 0.0
+    ended: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Trajectory:
+    steps: list[Step] = field(default_factory=list)
+
+    def add(self, thought: str = "", action: str = "", observation: str = "", tokens_in: int = 0,
+            tokens_out: int = 0, started: float | None = None) -> Step:
+        now = time.time()
+        step = Step(thought, action, observation, tokens_in, tokens_out, started if started is not None else now,
+                    now)
+        self.steps.append(step)
+        return step
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens_in + s.tokens_out for s in self.steps)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in self.steps]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def run(self, task: Task, trajectory: Trajectory) -> Submission:
+        """Work on the task until done or the deadline; record steps in ``trajectory``."""

@@ -1,0 +1,1 @@
+"""Evaluation: domain evaluators and the benchmark figures (pass@k)."""

@@ -1,0 +1,101 @@
+"""Loading scenario files, with errors that name the file, the line and the field.
+
+A file that does not parse or validate becomes a :class:`ScenarioError` whose message reads like
+``scenarios/sre/checkout-port.yaml:14: faults[0].args.port: Input should be a valid integer``,
+so that collection can fail that one file and go on with the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+import yaml
+from pydantic import ValidationError
+
+from .schema import Scenario
+
+# Checks a fault's arguments against the fault registry; returns problems as (path, message) pairs.
+FaultChecker = Callable[[Scenario], Iterable[tuple[tuple, str]]]
+
+
+class ScenarioError(Exception):
+    """A scenario file that cannot be used; ``str()`` says where and why."""
+
+    def __init__(self, path: str, problems: list[tuple[int | None, str]]):
+        self.path = path
+        self.problems = problems
+        super().__init__("\n".join(f"{path}:{line}: {text}" if line else f"{path}: {text}"
+                                   for line, text in problems))
+
+
+def load(path: str | os.PathLike, check_faults: FaultChecker | None = None) -> Scenario:
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise ScenarioError(path, [(None, f"cannot read the file: {exc.strerror}")]) from None
+    return loads(text, path, check_faults)
+
+
+def loads(text: str, path: str = "<scenario>", check_faults: FaultChecker | None = None) -> Scenario:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(path, [(line, f"not valid YAML: {problem}")]) from None
+    if not isinstance(data, dict):
+        raise ScenarioError(path, [(1, "a scenario file is a YAML mapping (id, title, domain, ...)")])
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(path, [(_line_of(root, err["loc"]), _describe(err)) for err in exc.errors()]) from None
+    if check_faults is not None:
+        problems = [(_line_of(root, loc), f"{_dotted(loc)}: {message}") for loc, message in check_faults(scenario)]
+        if problems:
+            raise ScenarioError(path, problems)
+    return scenario
+
+
+def _describe(err: dict[str, Any]) -> str:
+    where = _dotted(err["loc"])
+    message = err["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, "):]
+    if err["type"] == "extra_forbidden":
+        message = "unknown field (check its spelling against the scenario schema)"
+    return f"{where}: {message}" if where else message
+
+
+def _dotted(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _line_of(node, loc: tuple) -> int | None:
+    """The line of the deepest YAML node on the path ``loc`` (1-based)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        child = None
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            for key, value in node.value:
+                if key.value == part:
+                    child = value
+                    line = key.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+            line = child.start_mark.line + 1
+        if child is None:
+            break
+        node = child
+    return line
