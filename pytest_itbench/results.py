@@ -12,6 +12,10 @@ from typing import Any
 
 PASSED, FAILED, ERROR = "passed", "failed", "error"
 
+# Names of the figures the reports read from ``TrialResult.figures`` (the run and the evaluators write
+# them). Times are seconds from the agent's start; a figure the trial could not score is left out or None.
+MTTD, MTTR, NTAM, STEPS, TOKENS = "mttd", "mttr", "ntam", "steps", "tokens"
+
 
 @dataclass
 class CheckResult:
@@ -30,6 +34,21 @@ class CheckResult:
 
 
 @dataclass
+class Attachment:
+    """Evidence a trial hands to the reports (Allure attachments, the JSONL record).
+
+    Large evidence (a trajectory, the final state of changed objects) is a file the trial wrote, named
+    by ``path``; small evidence may travel inline as ``content`` (JSON-safe data for json and yaml, a
+    string for text). Either way it stays plain data, so it crosses xdist's process boundary.
+    """
+
+    name: str  # what a reader sees: "task", "trajectory", "submission", "events", "changed objects", ...
+    media: str = "json"  # json, yaml or text: how it is rendered
+    path: str | None = None
+    content: Any = None
+
+
+@dataclass
 class TrialResult:
     scenario_id: str
     domain: str
@@ -45,7 +64,11 @@ class TrialResult:
     backend: str = "twin"
     versions: dict[str, str] = field(default_factory=dict)
     application: str | None = None
+    category: str | None = None  # the class within the domain (CISO: kyverno, kubectl-opa, ...), if any
     faults: list[str] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    started_at: float | None = None  # wall-clock epoch seconds of the trial's start and end
+    finished_at: float | None = None
 
     def verdict(self) -> str:
         """The readable failure message: one line per check."""
@@ -62,4 +85,5 @@ class TrialResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrialResult":
         checks = [CheckResult(**c) for c in data.get("checks", [])]
-        return cls(**{**data, "checks": checks})
+        attachments = [Attachment(**a) for a in data.get("attachments", [])]
+        return cls(**{**data, "checks": checks, "attachments": attachments})

@@ -12,6 +12,10 @@ import pytest
 
 from pytest_itbench.twin import Twin
 
+# pytester runs nested pytest sessions (the plugin's outputs are checked through real runs). It is
+# declared here because pytest refuses ``pytest_plugins`` in a conftest below the top level.
+pytest_plugins = ["pytester"]
+
 KUBECTL = shutil.which("kubectl")
 
 

@@ -1,0 +1,117 @@
+"""The terminal leaderboard: the session's figures as a fixed-width table.
+
+The plugin calls ``write(terminalreporter, results)`` from ``pytest_terminal_summary`` with the results
+read back from the reports (``carry.results_from_stats``), so it shows the whole session on the xdist
+controller too. ``-v`` adds a line per scenario and the environment errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from pytest_itbench.report.figures import Figures, per_scenario, sections, shown_k
+from pytest_itbench.results import ERROR, FAILED, PASSED, TrialResult
+
+_NOTE = (
+    "pass@k: % of scenarios solved within k runs (unbiased estimator, averaged over scenarios), "
+    "pass@1 ± its standard error;",
+    "NTAM: mean per scenario; MTTD, MTTR: median seconds over successes; steps, tokens: mean per trial;",
+    "errors (the environment broke) are counted apart and left out of every figure;",
+    "'-': not measured, or some scenario has fewer than k valid runs.",
+)
+_RUN_MARK = {PASSED: "P", FAILED: "F", ERROR: "E"}
+
+Column = tuple[str, Callable[[Figures], str], bool]  # header, cell, aligned left (text)
+
+
+def write(terminalreporter: Any, results: list[TrialResult]) -> None:
+    if not results:
+        return
+    terminalreporter.write_sep("=", "itbench leaderboard")
+    for line in render(results, terminalreporter.config.getoption("verbose")):
+        terminalreporter.write_line(line)
+
+
+def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
+    ks = shown_k(results)
+    lines = [_headline(results)]
+    lead: list[Column] = [("group", lambda f: f.label, True), ("trials", lambda f: str(f.trials), False),
+                          ("scen", lambda f: str(f.scenarios), False)]
+    lines += _table(sections(results, ks), lead, ks)
+    if verbosity > 0:
+        any_run = {r.scenario_id: r for r in results}  # every run of a scenario has its domain and level
+        runs = _runs(results)
+        lead = [("scenario", lambda f: f.label, True), ("domain", lambda f: any_run[f.label].domain, True),
+                ("level", lambda f: any_run[f.label].complexity, True), ("runs", lambda f: runs[f.label], True)]
+        lines += [""] + _table([per_scenario(results, ks)], lead, ks)
+        errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.scenario_id, r.run))
+        lines += [f"error: {r.scenario_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
+    return lines + [""] + list(_NOTE)
+
+
+def _headline(results: list[TrialResult]) -> str:
+    agents = ", ".join(sorted({r.agent for r in results}))
+    backends = ", ".join(sorted({r.backend for r in results}))
+    counts = {s: len(m) for s, m in _runs(results).items()}
+    low, high = min(counts.values()), max(counts.values())
+    runs = f"{_count(high, 'run')} each" if low == high else f"{low} to {high} runs each"
+    return f"agent {agents} on {backends}: {_count(len(results), 'trial')} of {_count(len(counts), 'scenario')}, {runs}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int]) -> list[str]:
+    """Rows of the blocks under one header, a rule above each block."""
+    columns: list[Column] = lead + [
+        ("pass", lambda f: str(f.passed), False),
+        ("fail", lambda f: str(f.failed), False),
+        ("err", lambda f: str(f.errors), False),
+        *((f"pass@{k}", lambda f, k=k: _pass(f, k), False) for k in ks),
+        ("NTAM", lambda f: _fmt(f.ntam, "{:.2f}"), False),
+        ("MTTD", lambda f: _fmt(f.mttd, "{:.1f}s"), False),
+        ("MTTR", lambda f: _fmt(f.mttr, "{:.1f}s"), False),
+        ("steps", lambda f: _fmt(f.steps, "{:.1f}"), False),
+        ("tokens", lambda f: _fmt(f.tokens, "{:,.0f}"), False),
+    ]
+    header = [h for h, _, _ in columns]
+    rows = [[[cell(f) for _, cell, _ in columns] for f in block] for block in blocks if block]
+    widths = [max(len(h), *(len(row[i]) for block in rows for row in block)) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if left else c.rjust(w)
+                         for c, w, (_, _, left) in zip(cells, widths, columns)).rstrip()
+
+    rule = "-" * sum(widths + [2] * (len(widths) - 1))
+    out = [line(header)]
+    for block in rows:
+        out.append(rule)
+        out += [line(row) for row in block]
+    return out
+
+
+def _pass(figures: Figures, k: int) -> str:
+    value = figures.pass_at.get(k)
+    if value is None:
+        return "-"
+    text = f"{100 * value:.1f}"
+    if k == 1 and figures.stderr is not None:
+        text += f"±{100 * figures.stderr:.1f}"
+    return text
+
+
+def _fmt(value: float | None, pattern: str) -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def _runs(results: list[TrialResult]) -> dict[str, str]:
+    """Each scenario's outcomes in run order, e.g. ``PPF`` or ``PEF``."""
+    marks: dict[str, str] = {}
+    for r in sorted(results, key=lambda r: (r.scenario_id, r.run)):
+        marks[r.scenario_id] = marks.get(r.scenario_id, "") + _RUN_MARK.get(r.outcome, "?")
+    return marks
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "(no message)"

@@ -1,0 +1,77 @@
+"""The terminal table: its cells carry the hand-computed figures, and its columns line up."""
+
+import re
+
+from pytest_itbench.report.leaderboard import render
+
+from .test_figures import catalog
+
+
+def table(lines, header_start):
+    """The header line and the row lines of the table whose header starts with ``header_start``."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line or line.startswith("error:"):
+            break
+        if not line.startswith("-"):  # the rules between blocks
+            rows.append(line)
+    return lines[start], rows
+
+
+def cells(lines, header_start):
+    """That table as {first cell: {header: cell}}."""
+    header, rows = table(lines, header_start)
+    found = {}
+    for row in rows:
+        assert len(row.split()) == len(header.split()), row
+        found[row.split()[0]] = dict(zip(header.split(), row.split()))
+    return found
+
+
+def test_the_group_rows_show_the_figures():
+    lines = render(catalog())
+    assert lines[0] == "agent oracle on twin: 12 trials of 3 scenarios, 4 runs each"
+    rows = cells(lines, "group")
+    assert list(rows) == ["all", "sre", "ciso", "easy", "medium", "hard"]
+    assert rows["all"] == {
+        "group": "all", "trials": "12", "scen": "3", "pass": "6", "fail": "5", "err": "1",
+        "pass@1": "50.0±28.9",  # 0.5 ± 0.5/sqrt(3)
+        "pass@2": "61.1",  # (5/6 + 0 + 1) / 3
+        "pass@3": "66.7", "pass@4": "-",
+        "NTAM": "0.37", "MTTD": "60.0s", "MTTR": "100.0s", "steps": "6.1", "tokens": "1,643",
+    }
+    assert rows["sre"]["pass@1"] == "25.0±25.0"
+    assert rows["ciso"]["pass@1"] == "100.0"  # one scenario: no ± at all
+    assert rows["hard"]["err"] == "1" and rows["hard"]["MTTR"] == "-"
+
+
+def test_columns_line_up():
+    lines = render(catalog(), verbosity=1)
+    for header_start in ("group", "scenario"):
+        header, body = table(lines, header_start)
+        assert len(body) >= 3
+        heads = list(re.finditer(r"\S+", header))
+        for line in body:
+            found = list(re.finditer(r"\S+", line))
+            assert len(found) == len(heads)
+            for head, cell in zip(heads, found):
+                if head.group() in ("group", "scenario", "domain", "level", "runs"):
+                    assert cell.start() == head.start(), (line, head.group())  # text: aligned left
+                else:
+                    assert cell.end() == head.end(), (line, head.group())  # numbers: aligned right
+
+
+def test_verbose_adds_scenarios_and_errors():
+    assert not any(line.startswith("scenario") for line in render(catalog()))
+    lines = render(catalog(), verbosity=1)
+    rows = cells(lines, "scenario")
+    assert {name: (row["domain"], row["level"], row["runs"]) for name, row in rows.items()} == {
+        "a": ("sre", "easy", "PFPF"), "b": ("sre", "hard", "FFFE"), "c": ("ciso", "medium", "PPPP")}
+    assert rows["a"]["pass@2"] == "83.3" and rows["b"]["pass@4"] == "-"
+    assert "error: b run 4 (seed 7): the twin's API server stopped answering" in lines
+
+
+def test_uneven_runs_are_said_so():
+    results = catalog()[:5]  # a: 4 runs, b: 1 run
+    assert render(results)[0] == "agent oracle on twin: 5 trials of 2 scenarios, 1 to 4 runs each"
