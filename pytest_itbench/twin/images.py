@@ -310,7 +310,22 @@ _SHORT_DEMO = ("accounting", "ad", "cart", "checkout", "currency", "email", "fra
                "frontend-proxy", "image-provider", "kafka", "load-generator", "payment", "product-catalog", "quote",
                "recommendation", "shipping", "flagd-ui")
 _DEMO_TAGS = (rf"(?:(?:1\.(?:[0-9]|1[0-2])\.[0-9]|latest)-(?:{'|'.join(map(re.escape, _LONG_DEMO))})"
-              rf"|(?:(?:1\.1[12]\.[0-9]|2\.0\.[0-2]|2\.1\.[0-3]|latest)-(?:{'|'.join(map(re.escape, _SHORT_DEMO))})))")
+              rf"|(?:(?:1\.1[12]\.[0-9]|2\.0\.[0-2]|2\.1\.[0-3]|latest)-(?:{'|'.join(map(re.escape, _SHORT_DEMO))}))"
+              r"|(?:(?:2\.1\.[0-3]|latest)-postgresql))")  # the demo's own postgres build, since 2.1.0
+
+
+def _postgres_profile(version: str) -> Profile:
+    """The official postgres image's server (``version`` is the text its start-up line names)."""
+    return Profile(memory=40 * MiB, startup_seconds=3, cpu_millicores=3, http=False, stop_seconds=1, log=(
+        "The files belonging to this database system will be owned by user \"postgres\".",
+        "PostgreSQL init process complete; ready for start up.",
+        f"{{time:%Y-%m-%d %H:%M:%S.000 UTC}} [1] LOG:  starting PostgreSQL {version}",
+        "{time:%Y-%m-%d %H:%M:%S.000 UTC} [1] LOG:  listening on IPv4 address \"0.0.0.0\", port 5432",
+        "{time:%Y-%m-%d %H:%M:%S.000 UTC} [1] LOG:  database system is ready to accept connections"),
+        requires_env=(("POSTGRES_PASSWORD", "POSTGRES_HOST_AUTH_METHOD"), (
+            "Error: Database is uninitialized and superuser password is not specified.",
+            "       You must specify POSTGRES_PASSWORD to a non-empty value for the",
+            "       superuser. For example, \"-e POSTGRES_PASSWORD=password\" on \"docker run\"."), 1))
 
 
 def _demo_profile(memory_mib: float, startup: float, cpu: float, *, grpc: bool = True) -> Profile:
@@ -330,6 +345,7 @@ DEMO_SERVICES: dict[str, Profile] = {
     "payment": _demo_profile(60, 2, 3), "product-catalog": _demo_profile(10, 0.5, 1),
     "quote": _demo_profile(20, 1, 1, grpc=False), "recommendation": _demo_profile(50, 3, 3),
     "shipping": _demo_profile(5, 0.5, 1), "flagd-ui": _demo_profile(80, 4, 3, grpc=False),
+    "postgresql": _postgres_profile("17.6"),  # FROM postgres:17.6
 }
 _DEMO_LONG_TO_SHORT = dict(zip(_LONG_DEMO, _SHORT_DEMO))
 
@@ -342,6 +358,7 @@ def demo_service(tag: str) -> str | None:
 
 
 _HOTEL_SERVICES = ("frontend", "geo", "profile", "rate", "recommendation", "reservation", "search", "user")
+_HOTEL = Profile(memory=12 * MiB, startup_seconds=1, cpu_millicores=2, grpc=True)
 _JVM = Profile(role=INTERPRETER, memory=300 * MiB, startup_seconds=12, cpu_millicores=8, startup_millicores=800,
                stop_exit_code=143)
 
@@ -434,17 +451,7 @@ REPOSITORIES: tuple[Repository, ...] = (
     _repo("docker.io/library/postgres",
           r"(?:1[1-8](?:\.[0-9]{1,2})?|latest)(?:-(?:alpine|bookworm|bullseye|alpine3\.[0-9]{2}))?|alpine", 160,
           entrypoint=("docker-entrypoint.sh",), cmd=("postgres",), ports=(5432,), servers=("postgres",),
-          programs=("psql", "pg_isready", "pg_dump", "initdb"),
-          profile=Profile(memory=40 * MiB, startup_seconds=3, cpu_millicores=3, http=False, stop_seconds=1, log=(
-              "The files belonging to this database system will be owned by user \"postgres\".",
-              "PostgreSQL init process complete; ready for start up.",
-              "{time:%Y-%m-%d %H:%M:%S.000 UTC} [1] LOG:  starting PostgreSQL {version}",
-              "{time:%Y-%m-%d %H:%M:%S.000 UTC} [1] LOG:  listening on IPv4 address \"0.0.0.0\", port 5432",
-              "{time:%Y-%m-%d %H:%M:%S.000 UTC} [1] LOG:  database system is ready to accept connections"),
-              requires_env=(("POSTGRES_PASSWORD", "POSTGRES_HOST_AUTH_METHOD"), (
-                  "Error: Database is uninitialized and superuser password is not specified.",
-                  "       You must specify POSTGRES_PASSWORD to a non-empty value for the",
-                  "       superuser. For example, \"-e POSTGRES_PASSWORD=password\" on \"docker run\"."), 1))),
+          programs=("psql", "pg_isready", "pg_dump", "initdb"), profile=_postgres_profile("{version}")),
     _repo("docker.io/library/mysql", r"(?:5\.7|8\.[0-4]|9\.[0-3])(?:\.[0-9]{1,2})?(?:-(?:oracle|debian))?|lts|latest",
           170, entrypoint=("docker-entrypoint.sh",), cmd=("mysqld",), ports=(3306, 33060), servers=("mysqld",),
           programs=("mysql", "mysqladmin"),
@@ -536,12 +543,18 @@ REPOSITORIES: tuple[Repository, ...] = (
     _repo("ghcr.io/open-feature/flagd", r"v0\.(?:[0-9]|1[0-2])\.[0-9]{1,2}|latest", 25, entrypoint=("/flagd-build",),
           cmd=("start",), ports=(8013, 8014, 8016), flavor=DISTROLESS, servers=("/flagd-build", "start"),
           profile=Profile(memory=20 * MiB, startup_seconds=0.5, health_paths=("/healthz", "/readyz"))),
-    # ---- DeathStarBench hotel reservation (one Go image holding every service) and AIOpsLab's builds of it
+    # ---- DeathStarBench hotel reservation (one Go image holding every service) and AIOpsLab's builds of it.
+    # DeathStarBench's own image is distroless with the binaries in / (its manifests run ./frontend and so on);
+    # the older builds keep the Go workspace and have the binaries on the PATH.
+    _repo("docker.io/deathstarbench/hotel-reservation", r"latest|v[0-9](?:\.[0-9]){0,2}", 150, flavor=DISTROLESS,
+          servers=tuple(path for service in _HOTEL_SERVICES for path in (f"/{service}", f"./{service}")),
+          workdir="/", profile=_HOTEL),
     *(_repo(name, r"latest|v[0-9](?:\.[0-9]){0,2}", 320, programs=_HOTEL_SERVICES, servers=_HOTEL_SERVICES,
-            workdir="/go/src/github.com/harlow/go-micro-services", cmd=("frontend",),
-            profile=Profile(memory=12 * MiB, startup_seconds=1, cpu_millicores=2, grpc=True))
-      for name in ("docker.io/deathstarbench/hotel-reservation", "docker.io/yinfangchen/hotelreservation",
-                   "docker.io/igorrudyk1/hotelreservation")),
+            workdir="/go/src/github.com/harlow/go-micro-services", cmd=("frontend",), profile=_HOTEL)
+      for name in ("docker.io/yinfangchen/hotelreservation", "docker.io/igorrudyk1/hotelreservation")),
+    # DeathStarBench's wrk2 load generator: Ubuntu 22.04 with wrk (and LuaSocket), pushed for amd64 only.
+    _repo("docker.io/deathstarbench/wrk2-client", r"latest", 80, cmd=("/bin/bash",), programs=("wrk",),
+          architectures=("amd64",), single_architecture=True, profile=_BASE_SHELL),
     # ---- single-architecture builds (Docker Hub's per-architecture repositories)
     *(_repo(f"docker.io/{namespace}/{image}", tags, size, architectures=(arch,), single_architecture=True, **config)
       for namespace, arch in (("arm64v8", "arm64"), ("arm32v7", "arm"), ("ppc64le", "ppc64le"), ("s390x", "s390x"))
