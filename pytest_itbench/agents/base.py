@@ -8,6 +8,9 @@ observability URLs it is offered, a working directory and a deadline.
 
 from __future__ import annotations
 
+import json
+import math
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -24,9 +27,19 @@ class Task:
     deadline: float  # wall-clock epoch seconds
     time_limit: float  # seconds
     namespaces: tuple[str, ...] = ()  # the application's namespaces (the agent's reach)
+    # Set by the harness at the deadline. A thread cannot be killed, so a Python agent that runs
+    # past its deadline should check this between steps and return.
+    cancelled: threading.Event = field(default_factory=threading.Event, compare=False, repr=False)
+
+    def remaining(self) -> float:
+        """Seconds left until the deadline (0 once it has passed)."""
+        return max(0.0, self.deadline - time.time())
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The JSON-safe fields (what an ``exec:`` agent reads from ``$ITBENCH_TASK``)."""
+        return {"scenario_id": self.scenario_id, "domain": self.domain, "text": self.text,
+                "kubeconfig": self.kubeconfig, "urls": dict(self.urls), "workdir": self.workdir,
+                "deadline": self.deadline, "time_limit": self.time_limit, "namespaces": list(self.namespaces)}
 
 
 @dataclass
@@ -80,6 +93,17 @@ class Submission:
                    notes=str(data.get("notes") or ""))
 
 
+def entity_name(namespace: str | None, kind: str, name: str) -> str:
+    """ITBench's name for a Kubernetes entity in a diagnosis: ``namespace/Kind/name``.
+
+    A Namespace is named within itself (``otel-demo/Namespace/otel-demo``, as ITBench's agent
+    prompts do); other cluster-scoped objects have no namespace part (``Node/worker-1``).
+    """
+    if kind == "Namespace":
+        return f"{name}/Namespace/{name}"
+    return f"{namespace}/{kind}/{name}" if namespace else f"{kind}/{name}"
+
+
 @dataclass
 class Step:
     thought: str = ""
@@ -90,13 +114,47 @@ class Step:
     started: float = 0.0
     ended: float = 0.0
 
+    TEXTS = ("thought", "action", "observation")
+    COUNTS = ("tokens_in", "tokens_out")
+    TIMES = ("started", "ended")
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Step":
+        """A step read back from JSON; unknown keys are ignored, wrong types raise ValueError.
+
+        Texts that are not strings (an observation given as a JSON object) are kept as their JSON.
+        """
+        values: dict[str, Any] = {}
+        for key in cls.TEXTS:
+            if key in data and data[key] is not None:
+                value = data[key]
+                values[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        for key in cls.COUNTS:
+            if key in data:
+                value = data[key]
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ValueError(f"{key} must be a whole number of tokens, got {value!r}")
+                values[key] = value
+        for key in cls.TIMES:
+            if key in data:
+                value = data[key]
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise ValueError(f"{key} must be epoch seconds, got {value!r}")
+                values[key] = float(value)
+        if "ended" not in values and "started" in values:
+            values["ended"] = values["started"]
+        return cls(**values)
 
 
 @dataclass
 class Trajectory:
     steps: list[Step] = field(default_factory=list)
+    # What went wrong in recording, without failing the trial: unreadable trajectory lines,
+    # processes an exec agent left behind.
+    problems: list[str] = field(default_factory=list)
 
     def add(self, thought: str = "", action: str = "", observation: str = "", tokens_in: int = 0,
             tokens_out: int = 0, started: float | None = None) -> Step:
@@ -119,4 +177,7 @@ class Agent(Protocol):
     name: str
 
     def run(self, task: Task, trajectory: Trajectory) -> Submission:
-        """Work on the task until done or the deadline; record steps in ``trajectory``."""
+        """Work on the task until done or the deadline; record steps in ``trajectory``.
+
+        Runs in a worker thread: check ``task.cancelled`` between steps and return once it is set.
+        """
