@@ -87,7 +87,8 @@ class SimClock:
 
     def remove_handler(self, handler: TickHandler) -> None:
         with self._lock:
-            self._handlers = [r for r in self._handlers if r.handler is not handler]
+            # `!=`, not `is not`: a bound method is a new object at each attribute access, equal to the registered one.
+            self._handlers = [r for r in self._handlers if r.handler != handler]
 
     # ---- advancing -----------------------------------------------------------
     def warp(self, seconds: float) -> None:

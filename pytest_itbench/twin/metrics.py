@@ -157,6 +157,24 @@ class Metrics:
             series = self._nodes.get(node)
             return self._sample({"": series}) if series is not None else None
 
+    def pod_usage_history(self, start: float) -> dict[tuple[str, str, str], list[tuple[float, Usage | None]]]:
+        """Every pod container's usage from ``start`` on, as (time set, usage from then on) points, the first
+        one in effect at ``start`` (its time may be earlier); keyed by (namespace, pod, container).
+
+        What cAdvisor integrates into cumulative counters. History is kept back to one resolution before
+        the last metrics-server scrape, so ``start`` should be no earlier than that.
+        """
+        with self._lock:
+            out: dict[tuple[str, str, str], list[tuple[float, Usage | None]]] = {}
+            for (namespace, pod), containers in self._pods.items():
+                for name, series in containers.items():
+                    points = series.points
+                    first = 0
+                    while first + 1 < len(points) and points[first + 1][0] <= start:
+                        first += 1
+                    out[(namespace, pod, name)] = points[first:]
+            return out
+
     def _sample(self, series_by_name: dict[str, _Series]) -> Sample | None:
         scrape = self.last_scrape()
         start = scrape - self.resolution
