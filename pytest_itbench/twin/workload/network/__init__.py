@@ -1,0 +1,1 @@
+"""The cluster network as a connection from one pod sees it: DNS, Services and Endpoints, NetworkPolicy."""
