@@ -23,7 +23,7 @@ KUBECTL = shutil.which("kubectl")
 def twin():
     """A started twin with three ready nodes and no controllers: the API server alone, whose state
     the test sets as it likes (statuses, usage), stopped after the test."""
-    with Twin(seed=7, nodes=3, controllers=()) as t:
+    with Twin(seed=7, nodes=3, controllers=(), telemetry=False, workload=False) as t:
         yield t
 
 

@@ -33,7 +33,15 @@ from .controllers.reactor import Reactor
 from .logs import LogStore
 from .metrics import Metrics
 from .store import Store
+from .telemetry.jaeger_api import create_jaeger_app
+from .telemetry.monitoring import Monitoring
+from .telemetry.sites import LoopbackSites
+from .telemetry.topology_api import create_topology_app
+from .telemetry.topology_events import TopologyEvents
+from .telemetry.topology_monitor import ClusterObjects, TopologyMonitor
+from .telemetry.traces import TraceStore
 from .tls import generate as generate_certificates
+from .workload import install as install_workload
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +67,8 @@ class Twin:
 
     def __init__(self, *, seed: int = 0, nodes: int = 0, port: int = 0, host: str = "127.0.0.1",
                  start_time: float | None = None, tick: float = 1.0, cluster_name: str = "itbench",
-                 tls: bool = True, controllers: Iterable[str] | None = None):
+                 tls: bool = True, controllers: Iterable[str] | None = None, telemetry: bool = True,
+                 workload: bool = True):
         self.seed = seed
         self.host = host
         self.requested_port = port
@@ -102,6 +111,21 @@ class Twin:
         bootstrap(self.api, self.admin_ctx, 0, cluster_name)
         for _ in range(nodes):
             self.add_node()
+        # Traces (the Jaeger query API) and topology (ITBench's topology monitor), each served on a loopback
+        # port of its own; the traffic engine feeds ``traces`` and gives ``topology`` its call graph.
+        self.traces = TraceStore(self.clock.now)
+        self.topology = TopologyMonitor(ClusterObjects(self.api))
+        self.topology_events = TopologyEvents(self.store, self.api, self.clock.now)
+        self._trace_topology_sites = LoopbackSites(host)
+        # The scrape loop and the shipped rules run on the clock; each HTTP API gets a loopback port of its own
+        # while serving. ``telemetry=False`` leaves them out (tests of the API server alone).
+        self.monitoring = Monitoring(self.clock, self.store, self.metrics, seed=seed) if telemetry else None
+        self.tsdb = self.monitoring.tsdb if self.monitoring else None
+        self.rules = self.monitoring.rules if self.monitoring else None
+        self.alertmanager = self.monitoring.alertmanager if self.monitoring else None
+        self._monitoring_sites = LoopbackSites(host)
+        # The traffic engine (applications' behaviour sheets, traffic, Chaos Mesh) feeds the telemetry above.
+        self.workload = install_workload(self) if workload else None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
@@ -125,6 +149,40 @@ class Twin:
             raise TwinError("the twin is not serving; call start() first")
         scheme = "https" if self.certificates else "http"
         return f"{scheme}://{self.host}:{self.port}"
+
+    @property
+    def jaeger_url(self) -> str:
+        """The Jaeger query API (``/api/traces``, ...) over ``traces``."""
+        return self._site_url("jaeger")
+
+    @property
+    def topology_url(self) -> str:
+        """The topology monitor's API (``/nodes``, ``/edges``, ``/graph``, ...)."""
+        return self._site_url("topology")
+
+    @property
+    def prometheus_url(self) -> str:
+        """The Prometheus HTTP API (``/api/v1/query``, ``/api/v1/alerts``, ...) over the scraped telemetry."""
+        return self._monitoring_url("prometheus")
+
+    @property
+    def alertmanager_url(self) -> str:
+        """Alertmanager's API v2 (``/api/v2/alerts``, ...), fed by the rules."""
+        return self._monitoring_url("alertmanager")
+
+    def _monitoring_url(self, name: str) -> str:
+        if self.monitoring is None:
+            raise TwinError("this twin runs without telemetry (Twin(telemetry=False))")
+        port = self._monitoring_sites.ports.get(name)
+        if port is None:
+            raise TwinError("the twin is not serving; call start() first")
+        return f"http://{self.host}:{port}"
+
+    def _site_url(self, name: str) -> str:
+        port = self._trace_topology_sites.ports.get(name)
+        if port is None:
+            raise TwinError("the twin is not serving; call start() first")
+        return f"http://{self.host}:{port}"
 
     def start(self, timeout: float = 10.0) -> "Twin":
         if self._thread is not None:
@@ -155,9 +213,15 @@ class Twin:
             loop.run_until_complete(site.start())
             sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
             self.port = sockets[0].getsockname()[1]
+            loop.run_until_complete(self._trace_topology_sites.start({
+                "jaeger": create_jaeger_app(self.traces, self.clock.now),
+                "topology": create_topology_app(self.topology, self.topology_events, self.clock.now)}))
+            if self.monitoring is not None:
+                loop.run_until_complete(self._monitoring_sites.start(self.monitoring.apps()))
             self._stop_future = loop.create_future()
         except BaseException as exc:  # report to start(); leave nothing bound
             self._startup_error = exc
+            loop.run_until_complete(self._trace_topology_sites.stop())  # bound before a later site failed
             loop.run_until_complete(runner.cleanup())
             loop.close()
             self._ready.set()
@@ -166,6 +230,8 @@ class Twin:
         try:
             loop.run_until_complete(self._stop_future)
         finally:
+            loop.run_until_complete(self._trace_topology_sites.stop())
+            loop.run_until_complete(self._monitoring_sites.stop())
             loop.run_until_complete(runner.cleanup())
             pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
             for task in pending:
@@ -173,6 +239,8 @@ class Twin:
             if pending:
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.run_until_complete(loop.shutdown_asyncgens())
+            # Prometheus queries run on the loop's default executor: its threads end with the loop (monitoring).
+            loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
             self._stopped.set()
 
