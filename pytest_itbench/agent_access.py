@@ -1,0 +1,76 @@
+"""What the agent may touch: a ServiceAccount with full rights in the application's namespaces and read
+access to the cluster-scoped objects an operator looks at, nothing else (ARCHITECTURE.md, rule 4).
+
+Granted through RBAC objects the harness creates with its admin credentials, so the same grant holds on
+the twin and on a real cluster. ``without_logs`` (the paper's ablation, ``--itbench-without=logs``)
+grants every namespaced resource and subresource the server serves except ``pods/log``.
+"""
+
+from __future__ import annotations
+
+from kubernetes import client as k8s
+from kubernetes.client import ApiClient
+
+ACCOUNT = "itbench-agent"
+# Cluster-scoped objects an operator reads while diagnosing (never writes).
+CLUSTER_READS = [
+    {"apiGroups": [""], "resources": ["nodes", "namespaces", "persistentvolumes"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["metrics.k8s.io"], "resources": ["nodes", "pods"], "verbs": ["get", "list"]},
+]
+
+
+def grant(api: ApiClient, namespaces: tuple[str, ...], suffix: str, *, without_logs: bool = False) -> tuple[str, str]:
+    """Create the agent's ServiceAccount (in the first namespace) and its bindings; return (account, namespace)."""
+    core, rbac = k8s.CoreV1Api(api), k8s.RbacAuthorizationV1Api(api)
+    home = namespaces[0]
+    core.create_namespaced_service_account(home, {"metadata": {"name": ACCOUNT}})
+    subject = [{"kind": "ServiceAccount", "name": ACCOUNT, "namespace": home}]
+    rules = _namespaced_rules(api, without_logs)
+    for namespace in namespaces:
+        rbac.create_namespaced_role(namespace, {"metadata": {"name": ACCOUNT}, "rules": rules})
+        rbac.create_namespaced_role_binding(namespace, {
+            "metadata": {"name": ACCOUNT}, "subjects": subject,
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": ACCOUNT}})
+    name = f"{ACCOUNT}-{suffix}"
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": CLUSTER_READS})
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": name}, "subjects": subject,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}})
+    return ACCOUNT, home
+
+
+def revoke(api: ApiClient, suffix: str) -> None:
+    """Remove the cluster-wide grant (the namespaced ones go with their namespaces)."""
+    rbac = k8s.RbacAuthorizationV1Api(api)
+    name = f"{ACCOUNT}-{suffix}"
+    for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
+        try:
+            delete(name)
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                raise
+
+
+def _namespaced_rules(api: ApiClient, without_logs: bool) -> list[dict]:
+    if not without_logs:
+        return [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+    # RBAC cannot deny; so list what the server serves in a namespace, subresources included, minus pods/log.
+    by_group: dict[str, set[str]] = {}
+    for group, version in _group_versions(api):
+        path = f"/api/{version}" if not group else f"/apis/{group}/{version}"
+        listing = api.call_api(path, "GET", response_type="object", auth_settings=["BearerToken"],
+                               _return_http_data_only=True)
+        for resource in listing.get("resources", []):
+            if resource.get("namespaced") and resource["name"] != "pods/log":
+                by_group.setdefault(group, set()).add(resource["name"])
+    return [{"apiGroups": [group], "resources": sorted(names), "verbs": ["*"]} for group, names in sorted(by_group.items())]
+
+
+def _group_versions(api: ApiClient) -> list[tuple[str, str]]:
+    found = [("", "v1")]
+    groups = k8s.ApisApi(api).get_api_versions()
+    for group in groups.groups:
+        found.append((group.name, group.preferred_version.version))
+    return found

@@ -1,0 +1,88 @@
+"""Whether the incident is over: the expected alerts clear and stay clear for the stability window while
+the application serves its traffic as well as before the fault (ARCHITECTURE.md, rule 4: deleting the
+rules or stopping the load generator is no repair, because health is read from the traffic itself).
+
+Time after the agent is the cluster's (warped on the twin). The alerts' history during the agent's turn
+comes from Prometheus' ``ALERTS`` series, so a repair made early counts from when it took effect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .signals import Prometheus
+
+STEP = 15.0  # the rules' evaluation interval
+GRACE = 900.0  # cluster seconds past the window for alerts to clear (rate windows, `for`, resolve)
+ERROR_RATIO_SLACK = 0.02  # how much worse than before the fault the error ratio may be
+TRAFFIC_KEPT = 0.5  # share of the baseline request rate that must still flow
+
+
+@dataclass(frozen=True)
+class Health:
+    request_rate: float  # server spans per second in the application's namespace
+    error_ratio: float
+
+    def describe(self) -> str:
+        return f"{self.request_rate:.1f} req/s, {100 * self.error_ratio:.1f}% errors"
+
+
+@dataclass(frozen=True)
+class Mitigation:
+    passed: bool
+    detail: str
+    clear_since: float | None  # cluster time from which the expected alerts stayed clear
+
+
+def health(prometheus: Prometheus, namespace: str, at: float) -> Health:
+    calls = f'traces_span_metrics_calls_total{{namespace="{namespace}",span_kind="SPAN_KIND_SERVER"'
+    total = prometheus.scalar(f"sum(rate({calls}}}[5m]))", at) or 0.0
+    errors = prometheus.scalar(f'sum(rate({calls},status_code="STATUS_CODE_ERROR"}}[5m]))', at) or 0.0
+    return Health(total, errors / total if total else 0.0)
+
+
+def firing_query(alerts: tuple[str, ...], namespace: str) -> str:
+    names = "|".join(alerts)
+    return f'ALERTS{{alertstate="firing",alertname=~"{names}",namespace="{namespace}"}}'
+
+
+def evaluate(prometheus: Prometheus, now: Callable[[], float], advance: Callable[[float], None], *,
+             namespace: str, alerts: tuple[str, ...], window: float, agent_started: float,
+             baseline: Health | None) -> Mitigation:
+    query = firing_query(alerts, namespace) if alerts else None
+
+    def firing_at(at: float) -> set[str]:
+        return {s["metric"]["alertname"] for s in prometheus.query(query, at)} if query else set()
+
+    start = now()
+    clear_since: float | None = agent_started
+    if query:
+        # The clock moves in ticks: an agent that returned at once may end before the tick it started on.
+        last = [float(t) for series in prometheus.query_range(query, min(agent_started, start), start, STEP)
+                for t, _ in series["values"]]
+        if firing_at(start):
+            clear_since = None
+        elif last:
+            clear_since = max(last) + STEP
+    deadline = start + window + GRACE
+    while clear_since is None or now() - clear_since < window:
+        if now() >= deadline:
+            still = sorted(firing_at(now()))
+            return Mitigation(False, f"still firing {window + GRACE:.0f} s after the agent: {', '.join(still)}"
+                              if still else f"the alerts did not stay clear for {window:.0f} s", None)
+        advance(STEP)
+        if firing_at(now()):
+            clear_since = None
+        elif clear_since is None:
+            clear_since = now()
+    current = health(prometheus, namespace, now())
+    if baseline is not None:
+        if current.request_rate < TRAFFIC_KEPT * baseline.request_rate:
+            return Mitigation(False, f"alerts clear, but traffic fell to {current.describe()} (before the fault: "
+                                     f"{baseline.describe()})", clear_since)
+        if current.error_ratio > baseline.error_ratio + ERROR_RATIO_SLACK:
+            return Mitigation(False, f"alerts clear, but the application still fails: {current.describe()} "
+                                     f"(before the fault: {baseline.describe()})", clear_since)
+    cleared = ", ".join(alerts) if alerts else "no alert expected"
+    return Mitigation(True, f"{cleared} clear for {now() - clear_since:.0f} s; {current.describe()}", clear_since)

@@ -1,0 +1,282 @@
+"""pytest-itbench's pytest hooks: options, markers, collection of scenario files, the trial fixture and
+the report hooks. The work is done in the modules beside this one (run, agents, backends, evaluate, report).
+
+Each scenario file becomes one ordinary test function per run (``--itbench-runs``), so fixtures, ``-k``,
+``-m``, ``--lf``, ``--deselect`` and xdist work as for any test. The fixture ``itbench_trial`` prepares
+the environment (a failure there is a test *error*); the test body runs the agent and the evaluators
+(a missed scenario is a test *failure* with one line per check).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from . import hookspecs
+from .agents import registry as agent_registry
+from .agents.errors import AgentSpecError
+from .backends.twin import TwinBackend
+from .evaluate import sre as sre_evaluator
+from .faults.registry import check_scenario as check_faults
+from .report import allure as allure_report, carry, junit, leaderboard
+from .report.jsonl import ResultsFile
+from .report.progress import PhaseProgress
+from .results import PASSED
+from .run import WITHOUT, Options, Trial
+from .scenario import catalog
+from .scenario.loader import ScenarioError, load
+from .scenario.schema import COMPLEXITIES, DOMAINS, parse_duration
+
+BACKENDS = {"twin": TwinBackend}
+_TRIAL = pytest.StashKey["Trial"]()
+_SCENARIO = pytest.StashKey[tuple]()
+_KEPT = pytest.StashKey[list]()
+
+
+# ---- options and configuration -------------------------------------------------------------------------------------
+def pytest_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("itbench", "ITBench scenarios (pytest-itbench)")
+    group.addoption("--itbench-agent", metavar="SPEC", help="the agent under test: a built-in (noop, oracle), an "
+                    "installed name, module:attribute, or exec:COMMAND (see docs/agents.md)")
+    group.addoption("--itbench-backend", default="twin", metavar="NAME",
+                    help="where trials run: twin (default, the embedded Kubernetes twin)")
+    group.addoption("--itbench-runs", type=int, default=1, metavar="N", help="trials per scenario (pass@k up to N)")
+    group.addoption("--itbench-seed", type=int, default=0, metavar="N", help="the session's seed (default 0)")
+    group.addoption("--itbench-timeout", metavar="DURATION",
+                    help="the agent's time limit for every scenario (90s, 15m), instead of the scenario's")
+    group.addoption("--itbench-keep", action="store_true",
+                    help="keep a failed trial's environment until the end of the session and print its kubeconfig")
+    group.addoption("--itbench-without", action="append", default=[], choices=WITHOUT, metavar="SIGNAL",
+                    help="do not offer the agent this signal (traces, logs or metrics); repeatable")
+    group.addoption("--itbench-results", metavar="PATH", help="append one JSON line per trial to PATH")
+    group.addoption("--itbench-catalog", action="store_true",
+                    help="run the catalog pytest-itbench ships (also: --itbench-agent without test paths)")
+
+
+def pytest_configure(config):
+    for domain in DOMAINS:
+        config.addinivalue_line("markers", f"{domain}: an ITBench {domain} scenario")
+    for level in COMPLEXITIES:
+        config.addinivalue_line("markers", f"{level}: an ITBench scenario of {level} complexity")
+    config.addinivalue_line("markers", "itbench: an ITBench scenario trial")
+    config.addinivalue_line("markers", "application(name): the application an ITBench scenario deploys")
+    config.addinivalue_line("markers", "fault(name): a fault an ITBench scenario injects")
+    spec = config.getoption("itbench_agent")
+    runs = config.getoption("itbench_runs")
+    if runs < 1:
+        raise pytest.UsageError(f"--itbench-runs must be at least 1, got {runs}")
+    backend = config.getoption("itbench_backend")
+    if backend not in BACKENDS:
+        raise pytest.UsageError(f"--itbench-backend={backend}: unknown backend; available: {', '.join(BACKENDS)}")
+    timeout = config.getoption("itbench_timeout")
+    if timeout is not None:
+        try:
+            parse_duration(timeout)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--itbench-timeout={timeout}: {exc}") from None
+    if spec:
+        if spec.strip() != agent_registry.ORACLE:
+            try:
+                agent_registry.resolve(spec)  # fail before any trial: a misspelt name lists the alternatives
+            except AgentSpecError as exc:
+                raise pytest.UsageError(f"--itbench-agent={spec}: {exc}") from None
+        _run_catalog_when_no_paths(config)
+    config.pluginmanager.register(sre_evaluator, "itbench-sre-evaluator")
+    config.stash[_KEPT] = []
+    path = config.getoption("itbench_results")
+    if path and carry.is_controller(config):
+        config.pluginmanager.register(_ResultsWriter(ResultsFile(Path(config.invocation_params.dir, path))),
+                                      "itbench-results-file")
+
+
+def _run_catalog_when_no_paths(config) -> None:
+    """``pytest --itbench-agent=X`` without paths runs the shipped catalog, not the project's testpaths."""
+    wanted = config.getoption("itbench_catalog")
+    no_paths = config.args_source != pytest.Config.ArgsSource.ARGS
+    if not (wanted or no_paths):
+        return
+    found = catalog.bundled()
+    if found is None:
+        raise pytest.UsageError("this installation of pytest-itbench ships no scenario catalog; give the scenario "
+                                "files or directories to run")
+    config.args = [str(found)] if no_paths else [*config.args, str(found)]
+
+
+# ---- collection ----------------------------------------------------------------------------------------------------
+def pytest_collect_file(file_path: Path, parent):
+    if catalog.is_scenario_file(file_path):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ScenarioFile(pytest.File):
+    """A scenario YAML file: one test per run, or a collection error naming file, line and field."""
+
+    def collect(self):
+        try:
+            scenario = load(self.path, _check_references)
+        except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        runs = self.config.getoption("itbench_runs")
+        base = scenario.id if scenario.id.startswith(f"{scenario.domain}-") else f"{scenario.domain}-{scenario.id}"
+        for run in range(1, runs + 1):
+            name = base if runs == 1 else f"{base}[run{run}]"
+            item = ScenarioItem.from_parent(self, name=name, callobj=_play_scenario, originalname=base)
+            item.stash[_SCENARIO] = (scenario, run)
+            for marker in (pytest.mark.itbench, getattr(pytest.mark, scenario.domain),
+                           getattr(pytest.mark, scenario.level)):
+                item.add_marker(marker)
+            if scenario.application:
+                item.add_marker(pytest.mark.application(scenario.application))
+                item.extra_keyword_matches.add(scenario.application)
+            for fault in scenario.faults:
+                item.add_marker(pytest.mark.fault(fault.fault))
+                item.extra_keyword_matches.add(fault.fault)
+            item.extra_keyword_matches.update(scenario.tags)
+            yield item
+
+    class CollectError(Exception):
+        pass
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, self.CollectError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+def _check_references(scenario):
+    yield from check_faults(scenario)
+    if scenario.application:
+        from .apps.catalog import application
+        try:
+            application(scenario.application)
+        except (KeyError, ValueError) as exc:
+            yield ("application",), str(exc).strip("'\"")
+
+
+class ScenarioItem(pytest.Function):
+    """An ordinary test function (fixtures and marks work) whose location is its scenario file."""
+
+    def reportinfo(self):
+        return self.path, 0, f"{self.name} ({self.path.name})"
+
+
+def _play_scenario(itbench_trial):
+    """The test body: run the agent, evaluate, and fail with the verdict when a required check missed."""
+    result = itbench_trial.play()
+    if result.outcome != PASSED:
+        pytest.fail(junit.failure_message(result), pytrace=False)
+
+
+# ---- fixtures ------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def itbench_backend(pytestconfig):
+    """The environment provider of this session (``--itbench-backend``)."""
+    return BACKENDS[pytestconfig.getoption("itbench_backend")]()
+
+
+@pytest.fixture
+def itbench_trial(request, itbench_backend, tmp_path):
+    """One prepared trial: environment provisioned, application deployed, faults injected, alerts firing."""
+    config = request.config
+    spec = config.getoption("itbench_agent")
+    if not spec:
+        pytest.skip("no agent to run: pass --itbench-agent=NAME (for example --itbench-agent=oracle)")
+    scenario, run = request.node.stash[_SCENARIO]
+    timeout = config.getoption("itbench_timeout")
+    options = Options(agent=spec, runs=config.getoption("itbench_runs"), seed=config.getoption("itbench_seed"),
+                      timeout=parse_duration(timeout) if timeout else None,
+                      without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"))
+    path = str(request.node.path)
+
+    def make_agent():
+        return config.hook.pytest_itbench_make_agent(spec=spec, scenario=scenario,
+                                                     scenario_dir=str(request.node.path.parent), config=config)
+
+    title = f"{scenario.id}" + (f" run {run}" if options.runs > 1 else "")
+    trial = Trial(scenario=scenario, path=path, run=run, options=options, backend=itbench_backend,
+                  workdir=str(tmp_path), make_agent=make_agent, evaluate_hook=config.hook.pytest_itbench_evaluate,
+                  progress=PhaseProgress(config, title))
+    request.node.stash[_TRIAL] = trial
+    try:
+        trial.prepare()
+        yield trial
+    finally:
+        kept = options.keep and trial.result.outcome != PASSED and trial.cluster is not None
+        if kept:
+            config.stash[_KEPT].append(trial)
+            trial.result.finished_at = trial.result.started_at
+        else:
+            trial.close()
+        _finish(request.node, trial)
+
+
+def _finish(item, trial) -> None:
+    result = trial.result
+    junit.add_properties(item, result)
+    if allure_report.results_dir(item.config) is not None:
+        allure_report.annotate(result)
+    item.config.hook.pytest_itbench_trial_finished(result=result, item=item)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_itbench_make_agent(spec, scenario, scenario_dir, config):
+    return agent_registry.resolve(spec, scenario, scenario_dir=scenario_dir)
+
+
+# ---- reports -------------------------------------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    trial = item.stash.get(_TRIAL, None)
+    if trial is not None and (report.when != "setup" or report.failed):
+        carry.put(report, trial.result)
+    return report
+
+
+class _ResultsWriter:
+    """On the controller: appends each finished trial to the JSONL file, once, from its last (teardown) report."""
+
+    def __init__(self, results_file: ResultsFile):
+        self.results_file = results_file
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "teardown":
+            result = carry.result_of(report)
+            if result is not None:
+                self.results_file.append(result, nodeid=report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    results = carry.results_from_stats(terminalreporter.stats)
+    leaderboard.write(terminalreporter, results)
+    kept = config.stash.get(_KEPT, [])
+    for trial in kept:
+        terminalreporter.write_line(f"kept {trial.scenario.id} run {trial.run} ({trial.result.outcome}): "
+                                    f"KUBECONFIG={trial.cluster.admin_kubeconfig}  "
+                                    + "  ".join(f"{k}={v}" for k, v in trial.cluster.urls.items()))
+    if kept and sys.stdin is not None and sys.stdin.isatty():
+        terminalreporter.write_line("press Enter to tear the kept environments down")
+        try:
+            input()
+        except EOFError:
+            pass
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    for trial in config.stash.get(_KEPT, []):
+        trial.close()
+    config.stash[_KEPT] = []
+    directory = allure_report.results_dir(config)
+    if directory is not None and carry.is_controller(config):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        results = carry.results_from_stats(reporter.stats) if reporter is not None else []
+        if results:
+            allure_report.write_session_files(directory, allure_report.environment(results))

@@ -1,0 +1,263 @@
+"""One trial of one scenario: provision, deploy, inject, await alerts, run the agent, evaluate, tear down.
+
+The plugin drives a :class:`Trial` from a fixture (``prepare`` in setup, ``close`` in teardown) and
+the test body (``play``), so that a broken environment is a test *error* and a missed scenario a
+*failure* (ARCHITECTURE.md, "One trial, step by step"). Every phase is timed into the result.
+Everything here touches the cluster through its kubeconfig and URLs (rule 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from kubernetes import client as k8s, dynamic
+
+from . import agent_access
+from .agents.base import Submission, Task, Trajectory
+from .agents.errors import AgentFailure
+from .apps.catalog import application
+from .apps.deploy import deploy
+from .backends.base import Backend, Cluster
+from .evaluate.mitigation import Health, health
+from .evaluate.signals import Alertmanager, Prometheus
+from .faults import registry as fault_registry
+from .faults.base import FaultRecord
+from .results import ERROR, FAILED, STEPS, TOKENS, Attachment, CheckResult, TrialResult
+from .scenario.schema import Scenario
+
+ALERT_STEP = 15.0  # cluster seconds between looks at the alerts (the rules' interval)
+ALERT_TIMEOUT = 1200.0  # cluster seconds after injection for the expected alerts to fire
+BASELINE_WARMUP = 300.0  # cluster seconds of healthy traffic before the fault (the rules' rate windows)
+WITHOUT = ("traces", "logs", "metrics")  # --itbench-without: the paper's ablation of one signal
+_URL_OF_SIGNAL = {"traces": ("jaeger",), "metrics": ("prometheus",)}
+
+
+class EnvironmentBroken(RuntimeError):
+    """The environment, not the agent, failed: the test is an error and the result says how to rerun."""
+
+
+def trial_seed(base: int, scenario_id: str, run: int) -> int:
+    """One seed per (session seed, scenario, run): reruns of the same trial see the same environment."""
+    return zlib.crc32(f"{base}/{scenario_id}/{run}".encode())
+
+
+@dataclass
+class Options:
+    agent: str
+    runs: int = 1
+    seed: int = 0
+    timeout: float | None = None  # overrides the scenario's time limit
+    without: tuple[str, ...] = ()
+    keep: bool = False
+
+
+class Progress:
+    """What the trial tells about its phases (the plugin's terminal progress implements it)."""
+
+    def started(self, phase: str, note: str = "") -> None: ...
+
+    def finished(self, phase: str, seconds: float, ok: bool = True) -> None: ...
+
+
+@dataclass
+class Trial:
+    scenario: Scenario
+    path: str  # the scenario file
+    run: int
+    options: Options
+    backend: Backend
+    workdir: str
+    make_agent: Callable[[], Any]
+    evaluate_hook: Callable[..., list]
+    progress: Progress = field(default_factory=Progress)
+    cluster: Cluster | None = None
+    submission: Submission | None = None
+    trajectory: Trajectory = field(default_factory=Trajectory)
+    baseline: Health | None = None
+    agent_started: float = 0.0  # cluster time
+    agent_seconds: float = 0.0
+    faults: list[FaultRecord] = field(default_factory=list)
+    result: TrialResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        s = self.scenario
+        self.seed = trial_seed(self.options.seed, s.id, self.run)
+        self.app = application(s.application) if s.application else None
+        self.namespace = self.app.namespace if self.app else ""
+        self.result = TrialResult(scenario_id=s.id, domain=s.domain, complexity=s.level, agent=self.options.agent,
+                                  run=self.run, seed=self.seed, backend=self.backend.name, application=s.application,
+                                  faults=[f.fault for f in s.faults], started_at=time.time())
+
+    # ---- phases ---------------------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def phase(self, name: str, note: str = "") -> Iterator[None]:
+        self.progress.started(name, note)
+        began = time.perf_counter()
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            seconds = time.perf_counter() - began
+            self.result.phases[name] = round(self.result.phases.get(name, 0.0) + seconds, 4)
+            self.progress.finished(name, seconds, ok)
+
+    def prepare(self) -> None:
+        """Provision, deploy, measure the healthy baseline, inject, await the alerts, grant the agent access."""
+        try:
+            with self.phase("provision"):
+                self.cluster = self.backend.provision(self.seed, self.workdir)
+                self.result.versions["backend"] = self.cluster.backend
+            api = self.cluster.api_client()
+            if self.app is not None:
+                with self.phase("deploy"):
+                    deploy(api, self.app, self.cluster.advance)
+                    if self.scenario.domain == "sre":
+                        self.cluster.advance(BASELINE_WARMUP)
+                        self.baseline = health(Prometheus(self.cluster.urls["prometheus"]), self.namespace,
+                                               self.cluster.now())
+            with self.phase("inject"):
+                for spec in self.scenario.faults:
+                    fault = fault_registry.get(spec.fault)
+                    record = FaultRecord(spec.fault, spec.target, fault.check(spec.target, spec.args))
+                    fault.inject(api, record)
+                    self.faults.append(record)
+            if self.scenario.expected_alerts:
+                with self.phase("alerts", f"waiting for {', '.join(self.scenario.expected_alerts)}"):
+                    self._await_alerts()
+            with self.phase("access"):
+                self._grant()
+        except EnvironmentBroken as exc:
+            self._broken(str(exc))
+            raise
+        except BaseException as exc:
+            self._broken(f"{type(exc).__name__}: {exc}")
+            raise
+
+    def play(self) -> TrialResult:
+        """Run the agent, then the evaluators; the result's outcome is decided here."""
+        task = self._task()
+        self.result.attachments.append(Attachment("task", "json", content=task.to_dict()))
+        agent = self.make_agent()
+        failure: AgentFailure | None = None
+        with self.phase("agent", f"{self.options.agent}, {task.time_limit:g} s limit"):
+            with self.cluster.realtime():
+                self.agent_started = self.cluster.now()
+                try:
+                    self.submission = agent.run(task, self.trajectory)
+                except AgentFailure as exc:
+                    failure = exc
+                self.agent_seconds = self.cluster.now() - self.agent_started
+        self.result.figures[STEPS] = float(len(self.trajectory.steps))
+        self.result.figures[TOKENS] = float(self.trajectory.tokens)
+        self.result.attachments.append(Attachment("trajectory", "json", content=self.trajectory.to_list()))
+        if self.submission is not None:
+            self.result.attachments.append(Attachment("submission", "json", content=self.submission.to_dict()))
+        if failure is not None:
+            self.result.checks.append(CheckResult("agent", False, str(failure).splitlines()[0]))
+            for name, text in failure.evidence.items():
+                self.result.attachments.append(Attachment(f"agent {name}", "text", content=text))
+            self.result.outcome = FAILED
+            self._evidence()
+            return self.result
+        try:
+            with self.phase("evaluate"):
+                checks = [c for group in self.evaluate_hook(trial=self) if group for c in group]
+        except BaseException as exc:
+            self._broken(f"evaluation failed: {type(exc).__name__}: {exc}")
+            raise
+        required = set(self.scenario.evaluation.require)
+        for check in checks:
+            if required:
+                check.required = check.name in required
+        missing = sorted(required - {c.name for c in checks})
+        for name in missing:
+            checks.append(CheckResult(name, False, "required by the scenario, but no evaluator produced it"))
+        self.result.checks.extend(checks)
+        self.result.decide()
+        self._evidence()
+        return self.result
+
+    def close(self) -> None:
+        with self.phase("teardown"):
+            if self.cluster is not None:
+                self.cluster.close()
+        self.result.finished_at = time.time()
+
+    # ---- steps ----------------------------------------------------------------------------------------------------
+    def _await_alerts(self) -> None:
+        alertmanager = Alertmanager(self.cluster.urls["alertmanager"])
+        expected = set(self.scenario.expected_alerts)
+        waited = 0.0
+        while True:
+            firing = alertmanager.firing_names(self.namespace or None)
+            if expected <= firing:
+                self.result.figures["alert_delay"] = waited
+                return
+            if waited >= ALERT_TIMEOUT:
+                raise EnvironmentBroken(
+                    f"the expected alert(s) {', '.join(sorted(expected - firing))} did not fire within "
+                    f"{ALERT_TIMEOUT:.0f} s of cluster time after the faults were injected (firing: "
+                    f"{', '.join(sorted(firing)) or 'none'}); the scenario or its faults are broken")
+            self.cluster.advance(ALERT_STEP)
+            waited += ALERT_STEP
+
+    def _grant(self) -> None:
+        namespaces = (self.namespace,) if self.namespace else ("default",)
+        account, home = agent_access.grant(self.cluster.api_client(), namespaces, f"{self.seed:x}",
+                                           without_logs="logs" in self.options.without)
+        self.agent_kubeconfig = self.cluster.agent_kubeconfig(account, home,
+                                                              os.path.join(self.workdir, "agent.kubeconfig"))
+
+    def _task(self) -> Task:
+        limit = self.options.timeout or self.scenario.time_limit
+        hidden = {url for signal in self.options.without for url in _URL_OF_SIGNAL.get(signal, ())}
+        urls = {name: url for name, url in self.cluster.urls.items() if name not in hidden}
+        agent_dir = os.path.join(self.workdir, "agent")
+        os.makedirs(agent_dir, exist_ok=True)
+        return Task(scenario_id=self.scenario.id, domain=self.scenario.domain, text=self.scenario.task,
+                    kubeconfig=self.agent_kubeconfig, urls=urls, workdir=agent_dir, deadline=time.time() + limit,
+                    time_limit=limit, namespaces=(self.namespace,) if self.namespace else ())
+
+    def _broken(self, message: str) -> None:
+        self.result.outcome = ERROR
+        self.result.error = (f"{message}\nrerun this trial alone: pytest '{self.path}' --itbench-agent="
+                             f"{self.options.agent} --itbench-seed={self.options.seed}")
+
+    def _evidence(self) -> None:
+        """The events of the application's namespace and the final state of what the faults changed."""
+        if self.cluster is None or not self.namespace:
+            return
+        try:
+            api = self.cluster.api_client()
+            events = k8s.CoreV1Api(api).list_namespaced_event(self.namespace).items
+            rows = [f"{e.type} {e.reason} {e.involved_object.kind}/{e.involved_object.name} x{e.count or 1}: "
+                    f"{(e.message or '').strip()}" for e in events]
+            self.result.attachments.append(Attachment("events", "text", content="\n".join(rows[-200:])))
+            client = dynamic.DynamicClient(api)
+            changed = []
+            for spec in self.scenario.faults:
+                if spec.target is None:
+                    continue
+                version = spec.target.apiVersion or _API_VERSION.get(spec.target.kind, "v1")
+                resource = client.resources.get(api_version=version, kind=spec.target.kind)
+                try:
+                    obj = resource.get(name=spec.target.name, namespace=spec.target.namespace).to_dict()
+                except k8s.ApiException as exc:
+                    obj = {"kind": spec.target.kind, "name": spec.target.name, "status": f"{exc.status} {exc.reason}"}
+                obj.get("metadata", {}).pop("managedFields", None)
+                changed.append(obj)
+            if changed:
+                self.result.attachments.append(Attachment("changed objects", "yaml", content=changed))
+        except Exception as exc:  # evidence is best effort: a missing piece must not change the outcome
+            self.result.attachments.append(Attachment("evidence error", "text", content=f"{type(exc).__name__}: {exc}"))
+
+
+_API_VERSION = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",
+                "NetworkPolicy": "networking.k8s.io/v1", "Job": "batch/v1", "CronJob": "batch/v1",
+                "HorizontalPodAutoscaler": "autoscaling/v2"}
