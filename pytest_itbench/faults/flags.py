@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 from kubernetes import client
 from kubernetes.client import ApiClient
@@ -22,6 +23,9 @@ class Flag(BaseModel):
 
 class FlagArgs(FaultArgs):
     flag: Flag
+    # flagd reads a copy of the ConfigMap made when its pod starts (the demo's init container), so a changed
+    # flag takes effect once flagd restarts: ITBench restarts it, as `kubectl rollout restart` does.
+    restart: str | None = "flagd"
 
 
 class FeatureFlag(Fault):
@@ -42,6 +46,7 @@ class FeatureFlag(Fault):
         record.saved.setdefault("defaultVariant", flag.get("defaultVariant"))
         flag["defaultVariant"] = variant
         _write_flags(api, record, flags)
+        _restart(api, record)
 
     def remove(self, api: ApiClient, record: FaultRecord) -> None:
         if "defaultVariant" not in record.saved:
@@ -49,6 +54,7 @@ class FeatureFlag(Fault):
         flags = _read_flags(api, record)
         _flag(flags, record)["defaultVariant"] = record.saved["defaultVariant"]
         _write_flags(api, record, flags)
+        _restart(api, record)
 
 
 def _read_flags(api: ApiClient, record: FaultRecord) -> dict:
@@ -78,6 +84,20 @@ def _write_flags(api: ApiClient, record: FaultRecord, flags: dict) -> None:
             t.name, t.namespace, {"data": {FLAG_FILE: json.dumps(flags, indent=2)}})
     except ApiException as exc:
         raise FaultError(f"cannot patch ConfigMap {t.namespace}/{t.name}: {exc.reason}") from None
+
+
+def _restart(api: ApiClient, record: FaultRecord) -> None:
+    """What `kubectl rollout restart deployment/NAME` does: a new template annotation, so new pods."""
+    name = record.args.restart
+    if not name:
+        return
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": stamp}}}}}
+    try:
+        client.AppsV1Api(api).patch_namespaced_deployment(name, record.target.namespace, body)
+    except ApiException as exc:
+        raise FaultError(f"cannot restart Deployment {record.target.namespace}/{name} so it rereads its flags: "
+                         f"{exc.reason}") from None
 
 
 FAULTS = (FeatureFlag(),)

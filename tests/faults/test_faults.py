@@ -92,13 +92,31 @@ def test_feature_flag(client):
     core = k8s.CoreV1Api(client)
     core.create_namespaced_config_map("default", {"metadata": {"name": "flagd-config"},
                                                   "data": {"demo.flagd.json": json.dumps(flags)}})
+    apps = k8s.AppsV1Api(client)
+    apps.create_namespaced_deployment("default", {
+        "metadata": {"name": "flagd"}, "spec": {
+            "selector": {"matchLabels": {"app": "flagd"}},
+            "template": {"metadata": {"labels": {"app": "flagd"}},
+                         "spec": {"containers": [{"name": "flagd", "image": "ghcr.io/open-feature/flagd:v0.12.8"}]}}}})
+    restarted = lambda: (apps.read_namespaced_deployment("flagd", "default").spec.template.metadata.annotations  # noqa
+                         or {}).get("kubectl.kubernetes.io/restartedAt")
     target = ObjectRef(kind="ConfigMap", namespace="default", name="flagd-config")
     fault, rec = record("opentelemetry-demo-feature-flag", target, flag={"name": "adFailure"})
     fault.inject(client, rec)
     read = lambda: json.loads(core.read_namespaced_config_map("flagd-config", "default").data["demo.flagd.json"])  # noqa
     assert read()["flags"]["adFailure"]["defaultVariant"] == "on"
+    assert restarted() is not None  # flagd reads its flags at start: it is restarted to take the change
+    apps.patch_namespaced_deployment("flagd", "default", {"spec": {"template": {"metadata": {"annotations": {
+        "kubectl.kubernetes.io/restartedAt": None}}}}})
     fault.remove(client, rec)
     assert read()["flags"]["adFailure"]["defaultVariant"] == "off"
+    assert restarted() is not None
+    _, unrestarted = record("opentelemetry-demo-feature-flag", target, flag={"name": "adFailure"}, restart=None)
+    apps.patch_namespaced_deployment("flagd", "default", {"spec": {"template": {"metadata": {"annotations": {
+        "kubectl.kubernetes.io/restartedAt": None}}}}})
+    fault.inject(client, unrestarted)
+    assert read()["flags"]["adFailure"]["defaultVariant"] == "on" and restarted() is None
+    fault.remove(client, unrestarted)
     _, bad = record("opentelemetry-demo-feature-flag", target, flag={"name": "adFailure", "state": "50%"})
     with pytest.raises(Exception, match="has no variant '50%'"):
         fault.inject(client, bad)
