@@ -25,9 +25,10 @@ def is_scenario_file(path: Path) -> bool:
 
 
 def bundled() -> Path | None:
-    """The shipped catalog: inside an installed package, or the checkout's ``scenarios/``."""
+    """The shipped catalog: the checkout's ``scenarios/`` (readable node ids), else the installed package's copy."""
     package = Path(__file__).resolve().parents[1]
-    for candidate in (package / "catalog", package.parent / "scenarios"):
-        if candidate.is_dir():
-            return candidate
-    return None
+    checkout = package.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "scenarios").is_dir():
+        return checkout / "scenarios"
+    installed = package / "catalog"
+    return installed if installed.is_dir() else None
