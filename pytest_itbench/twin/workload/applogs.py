@@ -17,7 +17,7 @@ import uuid as uuidlib
 from datetime import datetime, timezone
 
 from ..logs import LogStore
-from .errors import render
+from .errors import PLACEHOLDER, render
 from .instances import Instance
 
 MAX_LINES_PER_STEP = 12
@@ -76,13 +76,4 @@ _GENERATED = {
 
 @functools.lru_cache(maxsize=1024)
 def _placeholders(template: str) -> tuple[str, ...]:
-    out, i = [], 0
-    while True:
-        start = template.find("{", i)
-        if start < 0:
-            return tuple(out)
-        end = template.find("}", start)
-        if end < 0:
-            return tuple(out)
-        out.append(template[start + 1:end])
-        i = end + 1
+    return tuple(PLACEHOLDER.findall(template))

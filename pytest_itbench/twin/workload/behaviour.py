@@ -86,6 +86,8 @@ class SheetBehaviour:
         wrapped = script is not None and runs(script, service.programs)
         if not wrapped and (base.start_error is not None or base.exit_after is not None):
             return base  # the runtime's verdict on the command stands: the service never runs
+        if not wrapped and base.executable == "/pause":
+            return base  # the image is a pause image (Chaos Mesh's pod-failure swaps it in): it pauses, nothing serves
         missing = next((r for r in service.required_env if not ctx.env.get(r.name)), None)
         if missing is not None:
             return Process(base.argv, base.executable, lines=(Line(0.1, missing.message, "stderr"),),

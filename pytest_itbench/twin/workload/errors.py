@@ -12,6 +12,7 @@ as its enum name (``INTERNAL``), ``{number}`` its number, ``{message}`` the serv
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .sheet import GRPC_CODES, ClientWording, ErrorSpec
@@ -76,20 +77,10 @@ def client_view(wording: ClientWording, answer: ErrorText, fields: dict[str, str
     return ErrorText(render(wording.status, values), answer.cause, answer.grpc, answer.http)
 
 
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
 def render(template: str, values: dict[str, str]) -> str:
-    """``{name}`` placeholders from ``values``; unknown ones stay as written."""
-    out, i = [], 0
-    while i < len(template):
-        start = template.find("{", i)
-        if start < 0:
-            out.append(template[i:])
-            break
-        end = template.find("}", start)
-        if end < 0:
-            out.append(template[i:])
-            break
-        out.append(template[i:start])
-        key = template[start + 1:end]
-        out.append(values[key] if key in values else template[start:end + 1])
-        i = end + 1
-    return "".join(out)
+    """``{name}`` placeholders from ``values``; unknown ones stay as written. A placeholder is a name in braces, so
+    the braces of JSON or of ``Status{code=...}`` around one are text (``{"msg":"{error}"}`` fills ``{error}``)."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)

@@ -39,12 +39,15 @@ class TraceSampler:
         traces = []
         for _ in range(self.per_step):
             traces.append(self._trace(self._pick(roots), outcomes, self._when(start, end))[0])
-        failing = [(o, n * (1 - o.ok)) for o, n in roots if o.ok < 1]
+        # Requests whose trace holds an error span: failed ones, and those whose optional calls failed (an
+        # EmptyCart that checkout ignores), anywhere down the call graph.
+        memo: dict[int, float] = {}
+        failing = [(o, n * w) for o, n in roots if (w := _erring(o, outcomes, memo)) > 0]
         if sum(w for _, w in failing) > 0:
             at = self._when(start, end)
             for _ in range(FAILURE_TRIES):  # draw until the walk fails, so the failure has a trace
                 trace, error = self._trace(self._pick(failing), outcomes, at)
-                if error is not None:
+                if error is not None or any(s.status_code == "STATUS_CODE_ERROR" for s in trace.spans):
                     traces.append(trace)
                     break
         self.sink.add(traces)
@@ -66,6 +69,22 @@ class TraceSampler:
         _, error = walk.operation(root, at, None)
         walk.spans.sort(key=lambda s: s.start)
         return Trace(walk.trace_id, walk.spans), error
+
+
+def _erring(outcome: Outcome, outcomes: Outcomes, memo: dict[int, float]) -> float:
+    """Roughly, the share of an operation's requests whose trace holds an error span (a weight, capped at 1)."""
+    found = memo.get(id(outcome))
+    if found is not None:
+        return found
+    memo[id(outcome)] = 0.0  # a cycle adds nothing
+    share = 1.0 - outcome.ok
+    for plan in outcome.calls:
+        failing = 1.0 - plan.ok
+        for callee, delivered in plan.deliveries:
+            failing += delivered * _erring(outcomes.of(callee, plan.call.operation), outcomes, memo)
+        share += plan.attempts * failing
+    memo[id(outcome)] = share = min(share, 1.0)
+    return share
 
 
 class _Walk:
