@@ -12,9 +12,11 @@ from kubernetes import client as k8s
 from kubernetes.client import ApiClient
 
 ACCOUNT = "itbench-agent"
-# Cluster-scoped objects an operator reads while diagnosing (never writes).
+# Cluster-scoped objects an operator reads while diagnosing; of them it may change only nodes (cordon and
+# uncordon, labels and taints: an on-call engineer's rights), never delete or create them.
 CLUSTER_READS = [
-    {"apiGroups": [""], "resources": ["nodes", "namespaces", "persistentvolumes"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["namespaces", "persistentvolumes"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["scheduling.k8s.io"], "resources": ["priorityclasses"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["metrics.k8s.io"], "resources": ["nodes", "pods"], "verbs": ["get", "list"]},
