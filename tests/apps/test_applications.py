@@ -278,17 +278,8 @@ def test_kubectl_client_dry_run_accepts_the_manifest_directory(fresh_kubectl, na
     assert out.count("(dry run)") == len(application(name).documents())
 
 
-# The kubelet's default container model does not yet run two things the demo's init containers do: it does not
-# follow `until nc -z -v -w30 kafka 9092; do ...; done` and takes it to wait forever (accounting, cart, checkout
-# and fraud-detection stay in Init:0/1), and busybox `cp` writes no file, so flagd's init-config
-# (`cp ... && cat ...`) fails and restarts. With those two, the shop settles like the hotel.
-SHOP_NEEDS_THE_KUBELET = pytest.mark.xfail(
-    reason="kubelet default model: `until nc -z ...` init loops never end, busybox `cp` writes no file", strict=True)
-
-
 @pytest.mark.kubectl
-@pytest.mark.parametrize("name", [pytest.param(n, marks=SHOP_NEEDS_THE_KUBELET) if n == "astronomy-shop" else n
-                                  for n in APPS])
+@pytest.mark.parametrize("name", APPS)
 def test_applied_with_kubectl_the_application_settles_available(fresh_kubectl, name):
     twin, kubectl = fresh_kubectl
     app = application(name)

@@ -1,10 +1,9 @@
 """The astronomy shop in a twin, and ways to read what its traffic produced over a window of simulated time.
 
-The shop is applied from the application's own manifests. Their init containers (``until nc -z kafka 9092``
-waits, and flagd's copy of its flag file out of the ConfigMap) are left out: the twin's kubelet cannot yet run
-``nc`` against a Service nor read a file a ``cp`` wrote in the same script, so with them those pods never start.
-Everything they do is covered without them: consumers wait for the broker by failing to reach it, and flagd
-reads its flag definitions from the ConfigMap the init container would have copied, at its start.
+The shop is applied from the application's own manifests, init containers included: the consumers'
+``until nc -z kafka 9092`` (and cart's wait for valkey-cart) hold those pods in ``Init:0/1`` until the
+Service has a ready endpoint that listens, as on a real cluster, and flagd's ``init-config`` copies its flag
+file out of the ConfigMap into the emptyDir flagd reads.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ SETTLE = 180  # seconds from applying the manifests until every service serves
 def documents(edit=None) -> list[dict]:
     docs = application("astronomy-shop").documents()
     for doc in docs:
-        if doc["kind"] == "Deployment":
-            doc["spec"]["template"]["spec"].pop("initContainers", None)
         if edit is not None:
             edit(doc)
     return docs

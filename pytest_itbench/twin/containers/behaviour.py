@@ -25,7 +25,9 @@ The default derives everything from the pod spec and the image:
   and the common health paths, and uses the image's typical memory and CPU;
 * a shell command line runs as written over time (:mod:`timed_shell`): it
   prints, sleeps and exits with its status, or hands over to a long-running
-  program; a shell or interpreter with nothing to run (``sh``, ``python``)
+  program; where it looks at the cluster (``until nc -z kafka 9092; do sleep
+  2; done``) it is run on as the clock reaches each attempt, asking the
+  context's :class:`~.network.Network` then (:class:`ScriptRun`); a shell or interpreter with nothing to run (``sh``, ``python``)
   reads an empty standard input and exits 0 at once, unless ``stdin`` is kept
   open;
 * an image that needs configuration it was not given (``POSTGRES_PASSWORD``)
@@ -47,6 +49,7 @@ from ..store import Store
 from . import ContainerRef, shell
 from .exec_commands import ExecStartError, run, sandbox_for
 from .fs import File, FileSystem
+from .network import Network
 from .programs import BUSYBOX, DISTROLESS, PROGRAMS, Invocation
 from .timed_shell import (BUILTIN, FOREVER, RUNS_BRIEFLY, RUNS_FOREVER, SLEEPS, FileChange, TimedShell,
                           sleep_seconds, split_forever_loop)
@@ -132,6 +135,9 @@ class Process:
     stop_exit_code: int = 0
     files: tuple[FileChange, ...] = ()
     access_log: str | None = None  # a line per HTTP request it answers (see access_line)
+    # A script that looks at the cluster at ``continuation.due`` (seconds since start): what it does from then
+    # on is ``continuation.resume(t)``, asked once the clock is there. Until then it runs on, as known so far.
+    continuation: "ScriptRun | None" = None
 
     # ---- network ---------------------------------------------------------------------------------------------
     def listens(self, port: int, t: float) -> bool:
@@ -191,7 +197,15 @@ class Process:
         if self.repeat_every and self.repeated:
             moments.append(self.repeat_from + max(0.0, math.floor((t - self.repeat_from) / self.repeat_every) + 1)
                            * self.repeat_every)
+        if self.continuation is not None and self.continuation.due > t:
+            moments.append(self.continuation.due)
         return min(moments) if moments else None
+
+    def resumed(self, t: float) -> "Process":
+        """The process as known at ``t``: a script that waited on the cluster has run on to ``t``."""
+        if self.continuation is None or self.continuation.due > t + 1e-9:
+            return self
+        return self.continuation.resume(t)
 
     # ---- output --------------------------------------------------------------------------------------------------
     def output_between(self, start: float, end: float) -> list[Line]:
@@ -314,6 +328,7 @@ class ContainerContext:
     restart_count: int
     store: Store
     started: float  # the twin's clock at the start
+    network: Network | None = None  # what connections from the pod get (the store's view when None)
 
     @property
     def ref(self) -> ContainerRef:
@@ -547,19 +562,9 @@ class _ProcessBuilder:
         return session, session.run(script)
 
     def _scripted(self, script: str) -> Process:
-        session, exit_code = self._run_script(script)
-        lines = _lines_of([(w.at, w.fd, w.data) for w in session.written])
-        files = tuple(session.files)
-        if session.handover is not None:
-            follower = self.build(session.handover.argv)
-            at = session.handover.at
-            return replace(follower, lines=lines + tuple(replace(line, at=line.at + at) for line in follower.lines),
-                           startup=follower.startup + at, files=files,
-                           exit_after=None if follower.exit_after is None else follower.exit_after + at)
-        if session.clock == FOREVER:
-            return replace(self.idle(None), lines=lines, files=files)
-        return Process((), "", lines=lines, exit_after=max(session.clock, 0.05), exit_code=exit_code,
-                       files=files, memory_start=1 * MiB, memory=1 * MiB, stop_seconds=None)
+        sandbox = self._sandbox()
+        inv = Invocation(["sh", "-c", script], b"", dict(sandbox.env), sandbox.workdir, sandbox)
+        return ScriptRun(self, TimedShell(inv, self._classify), script).resume(0.0)
 
     def _looping(self, before: str, body: str) -> Process:
         first = self._run_script(before)[0] if before else None
@@ -597,12 +602,65 @@ class _ProcessBuilder:
     def _sandbox(self):
         ctx = self.ctx
         # A container's own process does not read its service account token here; the file holds a placeholder.
-        return sandbox_for(ctx.store, ctx.pod, ctx.ref, lambda *_: "", ctx.started, exec_pid=1)
+        return sandbox_for(ctx.store, ctx.pod, ctx.ref, lambda *_: "", ctx.started, exec_pid=1, network=ctx.network)
 
     def _render(self, template: str) -> str:
         when = datetime.fromtimestamp(self.ctx.started, tz=timezone.utc)
         return re.sub(r"\{time:([^}]*)\}", lambda m: when.strftime(m.group(1)), template).replace(
             "{version}", self.image.version)
+
+
+class ScriptRun:
+    """A container's shell script run on as the cluster's clock reaches the moments it looks out.
+
+    The session is suspended before each command that asks the network (:mod:`timed_shell`);
+    :meth:`resume` runs it on through every such moment up to ``t`` and describes the process as far as
+    it is known: its output and files so far, and either how it ended (an exit, a hand-over to a server,
+    a loop found endless) or the next moment it waits for (``due``).
+    """
+
+    def __init__(self, builder: "_ProcessBuilder", session: TimedShell, script: str):
+        self.builder = builder
+        self.session = session
+        self.steps = session.steps(script)
+        self.due = 0.0  # the script's clock where it is suspended; it has not started yet
+        self.started = False
+        self.exit_code: int | None = None
+
+    def resume(self, t: float) -> Process:
+        while self.exit_code is None and self.due <= t + 1e-9:
+            try:
+                self.due = self.steps.send(None)
+                self.started = True
+            except StopIteration as done:
+                self.exit_code = done.value
+        return self._process()
+
+    def _process(self) -> Process:
+        session, builder = self.session, self.builder
+        written = session.written
+        files = tuple(session.files)
+        forever = session.forever
+        if forever is not None:
+            lines = _lines_of([(w.at, w.fd, w.data) for w in written[:forever.first_output]])
+            repeated = _lines_of([(w.at - forever.since, w.fd, w.data)
+                                  for w in written[forever.first_output:forever.last_output]])
+            return Process((), "", lines=lines, repeat_every=max(forever.every, 1.0), repeat_from=forever.since,
+                           repeated=repeated, files=files, memory_start=1 * MiB, memory=1 * MiB, stop_seconds=None)
+        lines = _lines_of([(w.at, w.fd, w.data) for w in written])
+        if self.exit_code is None:
+            return Process((), "", lines=lines, files=files, memory_start=1 * MiB, memory=1 * MiB,
+                           stop_seconds=None, continuation=self)
+        if session.handover is not None:
+            follower = builder.build(session.handover.argv)
+            at = session.handover.at
+            return replace(follower, lines=lines + tuple(replace(line, at=line.at + at) for line in follower.lines),
+                           startup=follower.startup + at, files=files,
+                           exit_after=None if follower.exit_after is None else follower.exit_after + at)
+        if session.clock == FOREVER:
+            return replace(builder.idle(None), lines=lines, files=files)
+        return Process((), "", lines=lines, exit_after=max(session.clock, 0.05), exit_code=self.exit_code,
+                       files=files, memory_start=1 * MiB, memory=1 * MiB, stop_seconds=None)
 
 
 def access_line(template: str, *, client: str, when: float, path: str, status: int, size: int, agent: str) -> str:

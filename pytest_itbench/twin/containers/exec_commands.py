@@ -21,6 +21,8 @@ from . import shell
 from .env import environment, pod_hostname, run_as_user
 from .fs import Directory, File, TokenIssuer, filesystem
 from . import ContainerRef
+from .net_tools import NET_TOOLS
+from .network import Network
 from .programs import BUSYBOX, DEBIAN, DISTROLESS, PROGRAMS, Invocation, Process, Sandbox
 from ..store import Store
 
@@ -48,8 +50,8 @@ def image_flavor(image: str) -> str:
 
 
 def sandbox_for(store: Store, pod: dict, ref: ContainerRef, issue_token: TokenIssuer, now: float,
-                exec_pid: int) -> Sandbox:
-    """The container as an exec sees it now."""
+                exec_pid: int, network: Network | None = None) -> Sandbox:
+    """The container as an exec sees it now; ``network`` answers its connections (the store's view if None)."""
     container = ref.spec
     argv = list(container.get("command") or []) + list(container.get("args") or [])
     if not argv:
@@ -63,7 +65,7 @@ def sandbox_for(store: Store, pod: dict, ref: ContainerRef, issue_token: TokenIs
     return Sandbox(env=environment(store, pod, ref), fs=fs, hostname=pod_hostname(pod),
                    flavor=image_flavor(container.get("image", "")), workdir=workdir,
                    user="root" if user == 0 else str(user), processes=[Process(1, argv)], started=fs.mtime,
-                   now=now, exec_pid=exec_pid)
+                   now=now, exec_pid=exec_pid, pod=pod, store=store, network=network)
 
 
 def _image_name(image: str) -> str:
@@ -117,6 +119,8 @@ def _available(flavor: str) -> dict:
     if flavor == DISTROLESS:
         return {}
     programs = dict(PROGRAMS)
+    if flavor == BUSYBOX:
+        programs.update(NET_TOOLS)  # applets of BusyBox; Debian's base images have no nc or nslookup
     for name in _SHELLS[flavor]:
         programs[name] = _shell
     programs["env"] = _env
@@ -178,8 +182,26 @@ def _shell_message(inv: Invocation, line: int, text: str) -> str:
     return f"{inv.argv[0]}: {text}\n"
 
 
+MAX_IDLE_ITERATIONS = 10_000  # a loop that neither waits nor repeats a state is given up on after this many turns
+
+
+@dataclass(frozen=True)
+class Forever:
+    """A loop found to repeat the same turn for ever: it began its first repeated turn at ``since`` (the
+    session's clock), and each turn wrote ``output`` and took ``every`` seconds (0 when it never waits)."""
+
+    since: float
+    every: float
+    first_output: int  # index into the session's output where the repeated turn's writes begin
+    last_output: int
+
+
 class ShellSession:
-    """Runs a parsed script: variables, cwd and ``$?`` persist across its commands."""
+    """Runs a parsed script: variables, cwd and ``$?`` persist across its commands.
+
+    The interpreter is a generator (:meth:`steps`) so that a timed run can suspend it where a command
+    looks at the world (see :mod:`timed_shell`); :meth:`run` drives it to the end at once, as an exec does.
+    """
 
     def __init__(self, inv: Invocation):
         self.inv = inv
@@ -189,8 +211,19 @@ class ShellSession:
         self.status = 0
         self.line = 0
         self.exit_requested: int | None = None
+        self.observations: list[tuple[tuple[str, ...], int]] = []  # what asked the world outside, with the answer
+        self.forever: Forever | None = None  # set when a loop turns out never to end
 
     def run(self, script: str) -> int:
+        steps = self.steps(script)
+        try:
+            while True:
+                next(steps)
+        except StopIteration as done:
+            return done.value
+
+    def steps(self, script: str):
+        """The script run as a generator; it yields where a timed run may need to wait, returns the status."""
         try:
             lists = shell.parse(script)
         except shell.ShellSyntaxError as exc:
@@ -200,36 +233,93 @@ class ShellSession:
         except shell.Unsupported as exc:
             self.inv.err(f"{self.inv.argv[0]}: the itbench twin's shell cannot interpret {exc}\n")
             return 2
-        for and_or in lists:
-            self.line = and_or.line
-            self.status = self._and_or(and_or)
-            if self.exit_requested is not None:
-                return self.exit_requested
+        yield from self._lists(lists)
+        if self.exit_requested is not None:
+            return self.exit_requested
         return self.status
 
-    def _and_or(self, and_or: shell.AndOr) -> int:
-        status = self._pipeline(and_or.pipelines[0])
+    def _lists(self, lists: list[shell.AndOr]):
+        for and_or in lists:
+            self.line = and_or.line
+            self.status = yield from self._and_or(and_or)
+            if self.exit_requested is not None or self.forever is not None:
+                break
+        return self.status
+
+    def _and_or(self, and_or: shell.AndOr):
+        status = yield from self._pipeline(and_or.pipelines[0])
         for op, pipeline in zip(and_or.ops, and_or.pipelines[1:]):
-            if self.exit_requested is not None:
+            if self.exit_requested is not None or self.forever is not None:
                 break
             if (op == "&&") == (status == 0):
-                status = self._pipeline(pipeline)
+                status = yield from self._pipeline(pipeline)
         return status
 
-    def _pipeline(self, pipeline: shell.Pipeline) -> int:
+    def _pipeline(self, pipeline: shell.Pipeline):
         data = b""
         status = 0
         last = len(pipeline.commands) - 1
         for i, command in enumerate(pipeline.commands):
             stdin = self.inv.stdin if i == 0 else data
+            if isinstance(command, shell.Loop):  # the parser keeps loops out of longer pipelines
+                return (yield from self._loop(command))
             output: list[tuple[int, bytes]] = []
-            status = self._command(command, stdin, output)
+            status = yield from self._command(command, stdin, output)
             if i < last:
                 data = b"".join(chunk for fd, chunk in output if fd == 1)
                 self.inv.output.extend((fd, chunk) for fd, chunk in output if fd != 1)
             else:
                 self.inv.output.extend(output)
         return status
+
+    # A loop's condition and body run in turn. A turn that left the session as the turn before did, and could
+    # not have been answered differently from outside (it asked nothing, or it runs at one instant, as an exec
+    # does, and got the same answers), will repeat for ever: that is recorded (``forever``) and the run ends
+    # there, rather than spinning.
+    def _loop(self, loop: shell.Loop):
+        status = 0
+        previous = None
+        idle_turns = 0
+        while True:
+            turn_start = (self._clock(), len(self.inv.output))
+            observed = len(self.observations)
+            condition = yield from self._lists(loop.condition)
+            if self.exit_requested is not None or self.forever is not None:
+                return condition
+            if (condition == 0) == loop.until:
+                return status
+            status = yield from self._lists(loop.body)
+            if self.exit_requested is not None or self.forever is not None:
+                return status
+            answers = tuple(self.observations[observed:])
+            yield from self._turn_done(self._clock() - turn_start[0], bool(answers))
+            if self._world_may_change() and answers:
+                previous, idle_turns = None, 0
+                continue
+            state = (answers, self._state())
+            idle_turns += 1
+            if state == previous or idle_turns >= MAX_IDLE_ITERATIONS:
+                self.forever = Forever(turn_start[0], self._clock() - turn_start[0], turn_start[1],
+                                       len(self.inv.output))
+                return status
+            previous = state
+
+    def _turn_done(self, seconds: float, observed: bool):
+        """A loop's turn ended; a timed run may pace it."""
+        return
+        yield
+
+    def _clock(self) -> float:
+        return 0.0
+
+    def _world_may_change(self) -> bool:
+        """Whether the cluster can change between two turns of a loop (not within one instant, as an exec runs)."""
+        return False
+
+    def _state(self) -> tuple:
+        """What the next turn of a loop depends on, inside the container."""
+        return (tuple(sorted(self.variables.items())), tuple(sorted(self.exported)), self.cwd, self.status,
+                tuple(sorted(self.inv.sandbox.fs.nodes.items())))
 
     def _expand(self, word: shell.Word) -> list[str]:
         """The fields a word expands to (unquoted expansions are split on whitespace)."""
@@ -264,7 +354,12 @@ class ShellSession:
             fields.append(current)
         return fields
 
-    def _command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]) -> int:
+    def _command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]):
+        return self._simple_command(command, stdin, output)
+        yield
+
+    def _simple_command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]) -> int:
+        """Runs one simple command at once (see :meth:`_command`, which a timed run extends)."""
         inv = self.inv
         values = {name: " ".join(self._expand(word)) for name, word in command.assignments}
         argv = [f for word in command.words for f in self._expand(word)]
@@ -287,8 +382,14 @@ class ShellSession:
                 status = self._not_found(child)
             else:
                 status = program(child)
+        if posixpath.basename(argv[0]) in NET_TOOLS:
+            self.observations.append((tuple(argv), status))  # its answer may differ on a loop's next turn
+        self._spent(child.elapsed)
         self._deliver(sink, output, command.redirects)
         return status
+
+    def _spent(self, seconds: float) -> None:
+        """A program took ``seconds`` (an exec does not keep time)."""
 
     def _not_found(self, child: Invocation) -> int:
         name = child.argv[0]

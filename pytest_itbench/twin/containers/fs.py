@@ -5,7 +5,8 @@ ConfigMap, Secret, projected (service-account token, ConfigMap, Secret,
 downward API) and downwardAPI volumes at their mount paths, laid out as the
 kubelet's atomic writer does (``..data`` pointing at a timestamped
 directory, one symlink per top-level key), with ``items`` and ``subPath``
-honoured; other volumes (emptyDir, PVCs, hostPath) as empty directories,
+honoured; emptyDir volumes with what the pod's containers wrote into them
+(:mod:`pod_volumes`); other volumes (PVCs, hostPath) as empty directories,
 since their contents are not cluster state. The image's own files are not
 known, so only the directories every Linux image has are present.
 """
@@ -22,6 +23,7 @@ from . import downward_api
 from ..clock import parse_time
 from .env import config_map_data, container_named, node_of, pod_hostname, secret_data
 from . import ContainerRef
+from .pod_volumes import empty_dirs
 from ..store import Store
 
 TokenIssuer = Callable[[str, str, list[str], int], str]  # (namespace, service account, audiences, seconds)
@@ -119,6 +121,12 @@ def filesystem(store: Store, pod: dict, ref: ContainerRef, issue_token: TokenIss
             continue
         contents = _volume_files(store, pod, ref, volume, issue_token)
         mount_path = mount.get("mountPath", "/")
+        if "emptyDir" in volume and not mount.get("subPath"):
+            fs.add(mount_path, Directory(0o777))
+            written = empty_dirs(store).files(pod["metadata"].get("uid", ""), volume.get("name", ""))
+            for relative, content in sorted(written.items()):
+                fs.add(posixpath.join(mount_path, relative), File(content))
+            continue
         sub_path = (mount.get("subPath") or "").strip("/")
         if contents is None:
             fs.add(mount_path, Directory(0o777))

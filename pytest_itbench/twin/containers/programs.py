@@ -42,6 +42,9 @@ class Sandbox:
     started: float  # when the container started
     now: float  # when the exec starts
     exec_pid: int  # the PID the exec'd process gets
+    pod: dict | None = None  # the pod it runs in, for the network's view of where connections come from
+    store: object | None = None  # the cluster state, for a network judged from the store alone
+    network: object | None = None  # a :class:`~.network.Network`; built from ``store`` when first needed
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Invocation:
     cwd: str
     sandbox: Sandbox
     output: list[tuple[int, bytes]] = field(default_factory=list)  # (fd, data) in the order written
+    elapsed: float = 0.0  # seconds the program spent waiting (a connect timing out), for timed runs
 
     @property
     def name(self) -> str:
@@ -143,6 +147,64 @@ def true(inv: Invocation) -> int:
 
 def false(inv: Invocation) -> int:
     return 1
+
+
+# ---- cp ---------------------------------------------------------------------------------------------
+
+def cp(inv: Invocation) -> int:
+    flags, paths = _split_flags(inv.argv[1:])
+    unknown = set(flags) - set("rRapfvdLP")
+    if unknown:
+        return _bad_option(inv, "cp", sorted(unknown)[0], 1)
+    if len(paths) < 2:
+        inv.err("cp: missing destination file operand after '" + (paths[0] if paths else "") + "'\n"
+                "Try 'cp --help' for more information.\n" if inv.gnu and paths else
+                "cp: missing file operand\nTry 'cp --help' for more information.\n" if inv.gnu else
+                "BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\nUsage: cp [-arPLHpfinlsTu] "
+                "SOURCE DEST\n")
+        return 1
+    fs = inv.sandbox.fs
+    *sources, target = paths
+    into = isinstance(fs.get(target, inv.cwd), Directory)
+    if len(sources) > 1 and not into:
+        inv.err(f"cp: target '{target}' is not a directory\n" if inv.gnu else f"cp: '{target}' is not a directory\n")
+        return 1
+    recursive = bool(set(flags) & set("rRa"))
+    status = 0
+    for source in sources:
+        real = fs.resolve(source, inv.cwd)
+        if real is None:
+            inv.err(f"cp: cannot stat '{source}': No such file or directory\n" if inv.gnu
+                    else f"cp: can't stat '{source}': No such file or directory\n")
+            status = 1
+            continue
+        destination = posixpath.join(target, posixpath.basename(source.rstrip("/"))) if into else target
+        full = posixpath.normpath(posixpath.join(inv.cwd, destination))
+        if isinstance(fs.nodes[real], Directory) and not recursive:
+            inv.err(f"cp: -r not specified; omitting directory '{source}'\n" if inv.gnu
+                    else f"cp: omitting directory '{source}'\n")
+            status = 1
+            continue
+        parent = fs.resolve(posixpath.dirname(full))
+        if parent is None or not isinstance(fs.nodes.get(parent), Directory):
+            inv.err(f"cp: cannot create regular file '{destination}': No such file or directory\n" if inv.gnu
+                    else f"cp: can't create '{destination}': No such file or directory\n")
+            status = 1
+            continue
+        _copy(fs, real, posixpath.join(parent, posixpath.basename(full)))
+    return status
+
+
+def _copy(fs: FileSystem, real: str, destination: str) -> None:
+    node = fs.nodes[real]
+    if isinstance(node, Directory):
+        fs.add(destination, Directory(node.mode))
+        for child in fs.children(real):
+            child_real = fs.resolve(posixpath.join(real, child))
+            if child_real is not None and not child.startswith(".."):  # the atomic writer's own entries stay
+                _copy(fs, child_real, posixpath.join(destination, child))
+        return
+    fs.add(destination, File(node.content, node.mode))
 
 
 # ---- ls -------------------------------------------------------------------------------------------
@@ -480,6 +542,6 @@ def _bad_option(inv: Invocation, program: str, option: str, status: int) -> int:
 
 
 PROGRAMS: dict[str, Program] = {
-    "cat": cat, "echo": echo, "env": env, "false": false, "grep": grep, "head": head, "hostname": hostname,
+    "cat": cat, "cp": cp, "echo": echo, "env": env, "false": false, "grep": grep, "head": head, "hostname": hostname,
     "ls": ls, "printenv": printenv, "ps": ps, "pwd": pwd, "tail": tail, "tar": tar, "true": true, "wc": wc,
 }

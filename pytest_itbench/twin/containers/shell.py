@@ -3,11 +3,12 @@
 ``sh -c 'env | grep DB_ && cat /etc/config/app.yaml 2>/dev/null || echo missing'``:
 simple commands with quoting, ``$VAR`` / ``${VAR}`` / ``$?`` expansion,
 variable assignments, pipelines, ``;`` / newline / ``&&`` / ``||`` lists,
-``#`` comments, and the redirections ``>``, ``>>``, ``<``, ``2>``, ``2>&1``
-and ``1>&2``. Expansion happens when a command runs (see
-:mod:`exec_commands`), so words keep which parts were quoted. Anything
-else (subshells, command substitution, control flow) is reported as
-:class:`Unsupported` rather than misread.
+``#`` comments, the redirections ``>``, ``>>``, ``<``, ``2>``, ``2>&1``
+and ``1>&2``, and the loops ``while LIST; do LIST; done`` and ``until LIST;
+do LIST; done`` (what init containers wait with). Expansion happens when a
+command runs (see :mod:`exec_commands`), so words keep which parts were
+quoted. Anything else (subshells, command substitution, ``if``, ``for``,
+``case``) is reported as :class:`Unsupported` rather than misread.
 """
 
 from __future__ import annotations
@@ -51,8 +52,18 @@ class Command:
 
 
 @dataclass
+class Loop:
+    """``while`` / ``until`` CONDITION ``do`` BODY ``done``: the body runs while the condition's status is 0
+    (``while``) or until it is (``until``)."""
+
+    until: bool
+    condition: list["AndOr"]
+    body: list["AndOr"]
+
+
+@dataclass
 class Pipeline:
-    commands: list[Command]
+    commands: list[Command | Loop]
 
 
 @dataclass
@@ -66,66 +77,139 @@ class AndOr:
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
-_UNSUPPORTED_WORDS = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
-                      "function", "{", "}"}
+_LOOP_WORDS = {"while", "until", "do", "done"}
+_UNSUPPORTED_WORDS = {"if", "then", "else", "elif", "fi", "for", "case", "esac", "function", "{", "}"}
+
+
+class _ListBuilder:
+    """Collects one list of and-or lists: the whole script, or a loop's condition or body."""
+
+    def __init__(self, line: int):
+        self.lists: list[AndOr] = []
+        self.pipelines: list[Pipeline] = []
+        self.ops: list[str] = []
+        self.commands: list[Command | Loop] = []
+        self.current: Command | Loop = Command()
+        self.pending: tuple[int, str] | None = None  # a redirection operator waiting for its target
+        self.continued = False  # after | && ||, newlines do not end the list
+        self.start = line
+
+    def command_empty(self) -> bool:
+        current = self.current
+        return isinstance(current, Command) and not (current.words or current.assignments or current.redirects)
+
+    def at_command_start(self) -> bool:
+        return self.command_empty() and self.pending is None
+
+    def idle(self) -> bool:
+        """Nothing collected since the last list ended."""
+        return not (self.pipelines or self.commands) and self.command_empty()
+
+    def end_command(self, token: str) -> None:
+        if self.pending is not None:
+            raise ShellSyntaxError(f"Syntax error: {_describe(token)} unexpected")
+        if not self.command_empty():
+            self.commands.append(self.current)
+        self.current = Command()
+
+    def operator(self, value: str) -> None:
+        if value == "\n" and self.continued and self.command_empty():
+            return
+        self.end_command(value)
+        if value in ("|", "&&", "||"):
+            if not self.commands:
+                raise ShellSyntaxError(f"Syntax error: {_describe(value)} unexpected")
+            if value != "|":
+                self.pipelines.append(Pipeline(self.commands))
+                self.commands = []
+                self.ops.append(value)
+            self.continued = True
+            return
+        if self.continued or (not self.commands and not self.pipelines and value != "\n"):
+            raise ShellSyntaxError(f"Syntax error: {_describe(value)} unexpected")
+        self.end_list()
+
+    def end_list(self) -> None:
+        if self.commands:
+            self.pipelines.append(Pipeline(self.commands))
+            self.commands = []
+        if self.pipelines:
+            self.lists.append(AndOr(self.pipelines, self.ops, self.start))
+        self.pipelines, self.ops = [], []
+
+    def finish(self, token: str) -> list[AndOr]:
+        """The collected lists, at ``token`` (``do``, ``done`` or the end of the script)."""
+        self.end_command(token)
+        if self.continued:
+            raise ShellSyntaxError(f"Syntax error: {_describe(token)} unexpected")
+        self.end_list()
+        return self.lists
+
+
+@dataclass
+class _OpenLoop:
+    """A loop being parsed: the enclosing list's builder, and what has been read of the loop so far."""
+
+    outer: _ListBuilder
+    until: bool
+    condition: list[AndOr] | None = None  # set once ``do`` is read
 
 
 def parse(script: str) -> list[AndOr]:
     """The script as a list of and-or lists, in order."""
-    lists: list[AndOr] = []
-    pipelines: list[Pipeline] = []
-    ops: list[str] = []
-    commands: list[Command] = []
-    current = Command()
-    pending: tuple[int, str] | None = None  # a redirection operator waiting for its target
-    continued = False  # after | && ||, newlines do not end the list
-    line = start = 1
-
-    def end_command(token: str) -> None:
-        nonlocal current
-        if pending is not None:
-            raise ShellSyntaxError(f"Syntax error: {_describe(token)} unexpected")
-        if current.words or current.assignments or current.redirects:
-            commands.append(current)
-        current = Command()
+    line = 1
+    builder = _ListBuilder(line)
+    loops: list[_OpenLoop] = []
 
     for kind, value in _tokenize(script):
         if kind == "op":
             if value == "\n":
                 line += 1
-            if value == "\n" and continued and not (current.words or current.assignments):
-                continue
-            end_command(value)
-            if value in ("|", "&&", "||"):
-                if not commands:
-                    raise ShellSyntaxError(f"Syntax error: {_describe(value)} unexpected")
-                if value != "|":
-                    pipelines.append(Pipeline(commands))
-                    commands = []
-                    ops.append(value)
-                continued = True
-                continue
-            if continued or (not commands and not pipelines and value != "\n"):
-                raise ShellSyntaxError(f"Syntax error: {_describe(value)} unexpected")
-            if commands:
-                pipelines.append(Pipeline(commands))
-                commands = []
-            if pipelines:
-                lists.append(AndOr(pipelines, ops, start))
-            pipelines, ops = [], []
+            if isinstance(builder.current, Loop) and value not in ("\n", ";", "&&", "||"):
+                raise Unsupported(f"the operator {value!r} after a loop")
+            builder.operator(value)
             continue
-        if not (pipelines or commands or current.words or current.assignments or current.redirects):
-            start = line
-        continued = False
+        if builder.idle():
+            builder.start = line
+        builder.continued = False
         if kind == "redirect":
-            if pending is not None:
+            if builder.pending is not None:
                 raise ShellSyntaxError("Syntax error: redirection unexpected")
-            pending = value
+            if isinstance(builder.current, Loop):
+                raise Unsupported("redirections of a loop")
+            builder.pending = value
             continue
         word: Word = value
-        if pending is not None:
-            fd, op = pending
-            pending = None
+        keyword = _keyword(word) if builder.at_command_start() and not isinstance(builder.current, Loop) else None
+        if isinstance(builder.current, Loop):
+            raise ShellSyntaxError("Syntax error: word unexpected")
+        if keyword in ("while", "until"):
+            if builder.commands:
+                raise Unsupported("a loop in a pipeline")
+            loops.append(_OpenLoop(builder, keyword == "until"))
+            builder = _ListBuilder(line)
+            continue
+        if keyword == "do" and loops and loops[-1].condition is None:
+            condition = builder.finish("do")
+            if not condition:
+                raise ShellSyntaxError('Syntax error: "do" unexpected')
+            loops[-1].condition = condition
+            builder = _ListBuilder(line)
+            continue
+        if keyword == "done" and loops and loops[-1].condition is not None:
+            body = builder.finish("done")
+            if not body:
+                raise ShellSyntaxError('Syntax error: "done" unexpected')
+            open_loop = loops.pop()
+            builder = open_loop.outer
+            builder.current = Loop(open_loop.until, open_loop.condition, body)
+            continue
+        if keyword in _LOOP_WORDS:
+            raise ShellSyntaxError(f'Syntax error: "{keyword}" unexpected')
+        current = builder.current
+        if builder.pending is not None:
+            fd, op = builder.pending
+            builder.pending = None
             if op == ">&":
                 target = "".join(p.text for p in word.parts)
                 if target not in ("1", "2"):
@@ -144,14 +228,22 @@ def parse(script: str) -> list[AndOr]:
             if first.text in _UNSUPPORTED_WORDS and len(word.parts) == 1:
                 raise Unsupported(f"the shell keyword {first.text!r}")
         current.words.append(word)
-    end_command("\n")
-    if continued:
+    if loops:
+        expecting = "do" if loops[-1].condition is None else "done"
+        raise ShellSyntaxError(f'Syntax error: end of file unexpected (expecting "{expecting}")')
+    builder.end_command("\n")
+    if builder.continued:
         raise ShellSyntaxError("Syntax error: end of file unexpected")
-    if commands:
-        pipelines.append(Pipeline(commands))
-    if pipelines:
-        lists.append(AndOr(pipelines, ops, start))
-    return lists
+    return builder.finish("\n")
+
+
+def _keyword(word: Word) -> str | None:
+    """The reserved word ``word`` is, when it is one unquoted word at the start of a command."""
+    if len(word.parts) == 1 and not word.parts[0].quoted and not word.parts[0].variable:
+        text = word.parts[0].text
+        if text in _LOOP_WORDS:
+            return text
+    return None
 
 
 def _describe(token: str) -> str:

@@ -8,9 +8,18 @@ the same parsed script with a clock of its own: ``sleep`` advances it, every
 write is stamped with it, file writes are recorded as changes over time, and
 a command that runs until stopped ends the script there.
 
-``while true; do ...; done`` (which the exec shell does not parse) is the
-usual way to keep a container busy; :func:`split_forever_loop` finds it so the
-caller can run the loop's body once and repeat what it does.
+A command that looks at the world outside the container (``nc -z kafka 9092``,
+``nslookup db``) suspends the run first: the generator (:meth:`steps`) yields
+the script's clock, and the caller resumes it once the cluster's clock has
+reached that moment, so the answer comes from the cluster as it is then. That
+is how ``until nc -z kafka 9092; do sleep 2; done`` notices kafka at its next
+attempt. A loop that polls without pausing is paced at one attempt a second
+(:data:`MIN_POLL_SECONDS`); a loop that looks at nothing and repeats itself is
+recognised as endless (``forever``) instead of being run on.
+
+``while true; do ...; done`` is the usual way to keep a container busy;
+:func:`split_forever_loop` finds it so the caller can run the loop's body once
+and repeat what it does.
 """
 
 from __future__ import annotations
@@ -24,9 +33,11 @@ from typing import Callable
 from . import shell
 from .exec_commands import ShellSession
 from .fs import File
-from .programs import Invocation
+from .net_tools import NET_TOOLS
+from .programs import BUSYBOX, Invocation
 
 FOREVER = math.inf
+MIN_POLL_SECONDS = 1.0  # the twin does not follow thousands of connection attempts a second
 
 
 @dataclass(frozen=True)
@@ -90,12 +101,31 @@ class TimedShell(ShellSession):
     def written(self) -> list[Written]:
         return self.stamped.stamped
 
-    def _command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]) -> int:
+    def _clock(self) -> float:
+        return self.clock
+
+    def _world_may_change(self) -> bool:
+        return True
+
+    def _spent(self, seconds: float) -> None:
+        self.clock += seconds
+
+    def _turn_done(self, seconds: float, observed: bool):
+        if observed and seconds < MIN_POLL_SECONDS:
+            self.clock += MIN_POLL_SECONDS - seconds
+        return
+        yield
+
+    def _command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]):
         argv = [f for word in command.words for f in self._expand(word)]
         if argv and argv[0] == "exec":
             argv = argv[1:]
         if not argv:
-            return super()._command(command, stdin, output)
+            return self._simple_command(command, stdin, output)
+        name = posixpath.basename(argv[0])
+        if name in NET_TOOLS and self.inv.sandbox.flavor == BUSYBOX:
+            yield self.clock  # resumed once the cluster's clock is here: the network answers as of then
+            return self._recorded(command, stdin, output)
         kind = self.classify(argv)
         if kind == SLEEPS:
             seconds = sleep_seconds(argv[1:])
@@ -110,7 +140,6 @@ class TimedShell(ShellSession):
             self.handover = Handover(argv, self.clock)
             self.exit_requested = 0
             return 0
-        name = posixpath.basename(argv[0])
         if name == "touch":
             for path in (a for a in argv[1:] if not a.startswith("-")):
                 self._record(path, b"")
@@ -122,13 +151,19 @@ class TimedShell(ShellSession):
         if kind == RUNS_BRIEFLY:
             self.clock += 0.1
             return 0
-        status = super()._command(command, stdin, output)
-        for redirect in command.redirects:
-            if redirect.op in (">", ">>") and isinstance(redirect.target, shell.Word):
-                path = " ".join(self._expand(redirect.target))
-                node = self.inv.sandbox.fs.get(path, self.cwd)
-                if path != "/dev/null" and isinstance(node, File):
-                    self.files.append(FileChange(self.clock, posixpath.join(self.cwd, path), node.content))
+        return self._recorded(command, stdin, output)
+
+    def _recorded(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]) -> int:
+        """Run a command at once, recording the files it wrote (``cp``, redirections) at this moment."""
+        fs = self.inv.sandbox.fs
+        before = dict(fs.nodes)
+        status = self._simple_command(command, stdin, output)
+        for path, node in fs.nodes.items():
+            if isinstance(node, File) and before.get(path) != node and path != "/dev/null":
+                self.files.append(FileChange(self.clock, path, node.content))
+        for path, node in before.items():
+            if isinstance(node, File) and path not in fs.nodes:
+                self.files.append(FileChange(self.clock, path, None))
         return status
 
     def _record(self, path: str, content: bytes | None) -> None:

@@ -33,6 +33,7 @@ from .chaos.faults import Injected
 from .instances import Instance, Instances
 from .kafka import Kafka
 from .load import task_rates, users
+from .network.connections import ClusterNetwork
 from .outcomes import Conditions, Outcome, Outcomes
 from .routing import Router
 from .sheet import Call, Sheet
@@ -65,6 +66,8 @@ class Workload:
         self.behaviour = SheetBehaviour(self.sheets, self.instances)
         if kubelet is not None:
             kubelet.behaviours.add(self.behaviour)
+            # Containers' own connections (init containers' `nc -z kafka 9092`) follow this engine's network model.
+            kubelet.network = ClusterNetwork(store, kubelet.listening)
         self.chaos = Injected()
         self.router = Router(store, self.chaos)
         self.spans = SpanMetrics()

@@ -10,7 +10,11 @@ records events with the node as their source host.
 The pieces a harness may reach: ``registry`` (the images nodes can pull,
 :mod:`pytest_itbench.twin.images`) and ``behaviours`` (the chain of
 container behaviour providers, :mod:`pytest_itbench.twin.containers.behaviour`),
-where the application behaviour sheets plug in.
+where the application behaviour sheets plug in, and ``network`` (what a
+connection from a container gets, :mod:`pytest_itbench.twin.containers.network`),
+which the workload engine replaces with its own model; by default it is judged
+from Services and Endpoints in the store and from who listens on this kubelet's
+nodes.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from typing import Hashable, Iterable
 
 from ...containers.behaviour import Behaviours
+from ...containers.network import Network, StoreNetwork
 from ...images import default_registry
 from ...store import Change
 from ..manager import Controller, ControllerManager
@@ -40,6 +45,7 @@ class Kubelet(Controller):
         self.registry = default_registry()
         self.images = ImageManager(self.registry, self.rng)
         self.behaviours = Behaviours()
+        self.network: Network = StoreNetwork(self.store, self.listening)
         self.nodes: dict[str, NodeAgent] = {}
         self.workers: dict[tuple[str, str], PodWorker] = {}
         self.pods_by_node: dict[str, set[tuple[str, str]]] = {}
@@ -117,6 +123,15 @@ class Kubelet(Controller):
         cpu, memory = self._agent(node).node_usage()
         self.metrics.set_node_usage(name, cpu=cpu, memory=memory)
         return None
+
+    def listening(self, namespace: str, name: str, port: int) -> bool:
+        """Whether a running container of the pod listens on ``port`` now (what a connection to it finds)."""
+        worker = self.workers.get((namespace, name))
+        if worker is None:
+            return False
+        now = self.clock.now()
+        return any(slot.current is not None and slot.current.running and slot.current.process is not None
+                   and slot.current.process.listens(port, slot.current.since_start(now)) for slot in worker.slots)
 
     def new_container_id(self) -> str:
         return f"{self.rng.getrandbits(256):064x}"

@@ -34,6 +34,7 @@ from ...clock import format_go_duration
 from ...containers.behaviour import RUNC_START, ContainerContext, exec_format_error
 from ...containers.env import environment
 from ...containers.exec_commands import sandbox_for
+from ...containers.pod_volumes import empty_dirs
 from ...containers.timed_shell import sleep_seconds
 from . import status as pod_status
 from .backoff import Backoff
@@ -306,7 +307,7 @@ class PodWorker:
         self._event(slot, "Normal", "Created", f"Created container {slot.name}")
         env = environment(self.kubelet.store, self.pod, _ref(slot))
         process = self.kubelet.behaviours.process(ContainerContext(
-            self.pod, slot.spec, slot.kind, image, env, attempt, self.kubelet.store, now))
+            self.pod, slot.spec, slot.kind, image, env, attempt, self.kubelet.store, now, self.kubelet.network))
         start_error = process.start_error
         limit = memory_limit(slot.spec)
         if start_error is None and limit is not None and limit < RUNC_MINIMUM_MEMORY:
@@ -338,8 +339,9 @@ class PodWorker:
             instance = slot.current
             if instance is None or not instance.running:
                 continue
-            process = instance.process
             t = instance.since_start(now)
+            # A script waiting on the cluster (``until nc -z kafka 9092``) makes its next attempt now.
+            process = instance.process = instance.process.resumed(t)
             limit = memory_limit(slot.spec)
             oom = process.oom_after(limit) if limit is not None else None
             if oom is not None and oom <= t + 1e-9 and (process.exit_after is None or oom < process.exit_after):
@@ -356,6 +358,8 @@ class PodWorker:
         instance.finished, instance.exit_code = now, code
         instance.reason = reason or ("Completed" if code == 0 else "Error")
         instance.message = self._termination_message(slot, instance, at)
+        # What it wrote into the pod's emptyDir volumes stays there for the pod's other containers.
+        empty_dirs(self.kubelet.store).commit(self.pod, slot.spec, instance.process.files_at(at))
         slot.kill_requested = None
         self._clear_usage(slot)
         self.dirty = True
@@ -412,7 +416,8 @@ class PodWorker:
 
         def sandbox():
             # Exec'd probe commands do not read the service account token; the file holds a placeholder.
-            return sandbox_for(kubelet.store, self.pod, _ref(slot), lambda *_: "", now, exec_pid=100)
+            return sandbox_for(kubelet.store, self.pod, _ref(slot), lambda *_: "", now, exec_pid=100,
+                               network=kubelet.network)
 
         def write_log(text: str) -> None:
             kubelet.logs.append(self.namespace, self.name, slot.name, text, at=now)
@@ -560,6 +565,7 @@ class PodWorker:
     def forget(self) -> None:
         """The pod left the node: free what it held."""
         self._release()
+        empty_dirs(self.kubelet.store).forget(self.uid)
         for slot in self.slots:
             if self.node.usage.pop((self.namespace, self.name, slot.name), None) is not None:
                 cpu, memory = self.node.node_usage()
