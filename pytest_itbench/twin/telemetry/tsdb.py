@@ -242,8 +242,10 @@ class TSDB:
         t_ms = to_millis(t)
         with self._lock:
             count = 0
+            by_ref, get_or_create = self._series, self._get_or_create
             for labels, value in samples:
-                self._get_or_create(labels).append(t_ms, value)
+                # Scrapes append by reference: the lookup is written out rather than called.
+                (by_ref[labels] if type(labels) is int else get_or_create(labels)).append(t_ms, value)
                 count += 1
             if count:
                 self._note_time(t_ms)
@@ -322,27 +324,34 @@ class TSDB:
         """Series matching all ``matchers`` with samples in [mint_ms, maxt_ms], in creation order
         (as Prometheus' head returns them)."""
         out: list[SeriesSamples] = []
+        # Series scraped together share their run: its bounds are computed once, and they share
+        # one ``range`` of timestamps, which lets the engine share per-timestamps work by identity.
+        bounds: dict[tuple[int, int, int], tuple[int, int, range]] = {}
         with self._lock:
             for series in self._matching(matchers):
                 runs = series.runs
                 if len(runs) == 3 and runs[1]:
                     # One evenly spaced run (the common case): bounds by arithmetic.
-                    start, step = runs[0], runs[1]
-                    n = len(series.values)
-                    lo = 0 if mint_ms <= start else min(n, -((start - mint_ms) // step))
-                    hi = 0 if maxt_ms < start else min(n, (maxt_ms - start) // step + 1)
+                    key = (runs[0], runs[1], len(series.values))
+                    found = bounds.get(key)
+                    if found is None:
+                        start, step, n = key
+                        lo = 0 if mint_ms <= start else min(n, -((start - mint_ms) // step))
+                        hi = 0 if maxt_ms < start else min(n, (maxt_ms - start) // step + 1)
+                        found = bounds[key] = (lo, hi, range(start + lo * step, start + hi * step, step))
+                    lo, hi, timestamps = found
                     if lo >= hi:
                         continue
-                    timestamps: Sequence[int] = range(start + lo * step, start + hi * step, step)
                 else:
                     lo = series.index_at_or_before(mint_ms - 1) + 1
                     hi = series.index_at_or_before(maxt_ms) + 1
                     if lo >= hi:
                         continue
-                    timestamps = series.timestamps(lo, hi)
+                    timestamps: Sequence[int] = series.timestamps(lo, hi)
+                stale, resets = series.stale, series.resets
                 out.append(SeriesSamples(series.labels, timestamps, series.values[lo:hi],
-                                         _slice_indexes(series.stale, lo, hi),
-                                         _slice_indexes(series.resets, lo, hi)))
+                                         () if stale is None else _slice_indexes(stale, lo, hi),
+                                         () if resets is None else _slice_indexes(resets, lo, hi)))
         return out
 
     def series(self, matcher_sets: Sequence[Sequence[Matcher]], mint_ms: int | None = None,

@@ -28,11 +28,11 @@ def grouping_function(grouping: Sequence[str], without: bool) -> Callable[[Label
     """The labels an aggregation keeps: the ``by`` labels, or all but the ``without`` ones and the name."""
     if without:
         dropped = frozenset((*grouping, lbl.METRIC_NAME))
-        return lambda labels: tuple(pair for pair in labels if pair[0] not in dropped)
+        return lambda labels: tuple([pair for pair in labels if pair[0] not in dropped])
     if not grouping:
         return lambda labels: lbl.EMPTY
     kept = frozenset(grouping)
-    return lambda labels: tuple(pair for pair in labels if pair[0] in kept)
+    return lambda labels: tuple([pair for pair in labels if pair[0] in kept])
 
 
 def fast_sum(values: Sequence[float]) -> float:

@@ -50,7 +50,7 @@ class Engine:
         ev = self._evaluator(range(t, t + 1), t, t, lookback_delta, annotations, abort)
         if expr.type is ValueType.MATRIX:
             assert isinstance(expr, (ast.MatrixSelector, ast.Subquery))
-            series = [Series(s.labels, list(zip(s.ts, s.vs))) for s in ev.matrix(expr) if s.vs]
+            series = [Series(s.labels, list(zip(s.timestamps, s.values))) for s in ev.matrix(expr) if s.values]
             value: Value = Matrix(sorted(series, key=lambda s: s.labels))
         else:
             result = ev.eval(expr)

@@ -158,7 +158,8 @@ class Evaluator:
         """Samples in (after_ms, until_ms] of every series a range selector or subquery yields."""
         if isinstance(node, ast.MatrixSelector):
             stored = self.queryable.select(node.selector.matchers, after_ms + 1, until_ms)
-            return [_without_stale(s) for s in stored]
+            # A series without staleness markers has the shape of RangeSamples already.
+            return [_without_stale(s) if s.stale else s for s in stored]  # type: ignore[misc]
         step = node.step_ms or self.default_subquery_step_ms
         start = (after_ms // step + 1) * step  # the subquery grid is aligned to multiples of its step
         if start > until_ms:
@@ -196,23 +197,36 @@ class Evaluator:
         params = [self.scalars(a) for i, a in enumerate(call.args) if i != index]
         windows = self.range_windows(source, params)
         samples = self.range_samples(source, min(w.start for w in windows), max(w.end for w in windows))
+        # The loop below runs once per series (thousands in a rule evaluation), so it is kept lean:
+        # has_values, lbl.without_name and the counter-name check are written out in it.
         shared: dict[range, Geometry] = {}
         out: list[StepSeries] = []
         checked_names: set[str] = set()
+        n = len(windows)
+        previous_ts: object = None
+        geo = Geometry([], [])
         for i, s in enumerate(samples):
-            if i % 256 == 0:
+            if not i & 255:
                 self.check_abort()
-            ts = s.ts
-            geo = shared.get(ts) if isinstance(ts, range) else None
-            if geo is None:
+            ts = s.timestamps
+            if ts is previous_ts:  # the store hands series scraped together the same range object
+                pass
+            elif type(ts) is range:  # series scraped at the same times share the window bounds
+                geo = shared.get(ts)
+                if geo is None:
+                    geo = shared[ts] = geometry(ts, windows)
+                previous_ts = ts
+            else:
                 geo = geometry(ts, windows)
-                if isinstance(ts, range):
-                    shared[ts] = geo
+                previous_ts = None
             values = fn(s, geo, windows)
-            if has_values(values):
-                out.append(StepSeries(s.labels if keep_name else lbl.without_name(s.labels), values))
-                if expects_counter:
-                    self._check_counter_name(s.labels, checked_names)
+            if values.count(None) == n:
+                continue
+            labels = s.labels
+            named = labels and labels[0][0] == lbl.METRIC_NAME
+            out.append(StepSeries(labels[1:] if named and not keep_name else labels, values))
+            if expects_counter and (labels[0][1] if named else lbl.get(labels, lbl.METRIC_NAME)) not in checked_names:
+                self._check_counter_name(labels, checked_names)
         require_unique_labels(out)
         return out
 
@@ -232,8 +246,6 @@ class Evaluator:
 
 
 def _without_stale(s: StoredSeries) -> RangeSamples:
-    if not s.stale:
-        return RangeSamples(s.labels, s.timestamps, s.values, s.resets)
     stale = set(s.stale)
     keep = [i for i in range(len(s.values)) if i not in stale]
     renumber = {old: new for new, old in enumerate(keep)}

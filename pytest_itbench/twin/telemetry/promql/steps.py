@@ -30,12 +30,14 @@ class StepSeries:
 class RangeSamples:
     """One series' samples (no staleness markers) for range-vector functions.
 
-    ``resets`` lists the indexes whose value is below the previous one.
+    ``resets`` lists the indexes whose value is below the previous one. The fields are those of
+    the store's series (``tsdb.SeriesSamples``), so a stored series without staleness markers is
+    handed to the functions as it is, without a copy.
     """
 
     labels: Labels
-    ts: Sequence[int]
-    vs: Sequence[float]
+    timestamps: Sequence[int]
+    values: Sequence[float]
     resets: Sequence[int]
 
 
