@@ -7,10 +7,13 @@ from typing import Iterable
 from pydantic import ValidationError
 
 from ..scenario.schema import Scenario
-from . import flags, services, workloads
+from . import apiserver, autoscaling, chaos, config, flags, network, services, valkey, workloads
+from . import capacity, pods, scheduling
 from .base import Fault
 
-FAULTS: dict[str, Fault] = {f.name: f for module in (workloads, services, flags) for f in module.FAULTS}
+MODULES = (workloads, services, flags, chaos, network, config, autoscaling, valkey, apiserver,
+           pods, scheduling, capacity)
+FAULTS: dict[str, Fault] = {f.name: f for module in MODULES for f in module.FAULTS}
 
 
 def get(name: str) -> Fault:
