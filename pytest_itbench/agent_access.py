@@ -2,13 +2,14 @@
 access to the cluster-scoped objects an operator looks at, nothing else (ARCHITECTURE.md, rule 4).
 
 Granted through RBAC objects the harness creates with its admin credentials, so the same grant holds on
-the twin and on a real cluster. ``without_logs`` (the paper's ablation, ``--itbench-without=logs``)
-grants every namespaced resource and subresource the server serves except ``pods/log``.
+the twin and on a real cluster: every namespaced resource and subresource the server serves at grant
+time (not the Namespace itself); ``without_logs`` (the paper's ablation, ``--itbench-without=logs``)
+leaves out ``pods/log``.
 """
 
 from __future__ import annotations
 
-from kubernetes import client as k8s
+from kubernetes import client as k8s, dynamic
 from kubernetes.client import ApiClient
 
 ACCOUNT = "itbench-agent"
@@ -56,16 +57,17 @@ def revoke(api: ApiClient, suffix: str) -> None:
 
 
 def _namespaced_rules(api: ApiClient, without_logs: bool) -> list[dict]:
-    if not without_logs:
-        return [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
-    # RBAC cannot deny; so list what the server serves in a namespace, subresources included, minus pods/log.
+    # Not `resources: ["*"]`: in a Role that also grants the namespace object itself (kube-apiserver takes
+    # DELETE /api/v1/namespaces/X as a request in namespace X), and the agent could delete its application.
+    # So list what the server serves in a namespace, subresources included (RBAC cannot deny), minus
+    # pods/log under --itbench-without=logs.
     by_group: dict[str, set[str]] = {}
+    client = dynamic.DynamicClient(api)
     for group, version in _group_versions(api):
         path = f"/api/{version}" if not group else f"/apis/{group}/{version}"
-        listing = api.call_api(path, "GET", response_type="object", auth_settings=["BearerToken"],
-                               _return_http_data_only=True)
+        listing = client.request("get", path).to_dict()
         for resource in listing.get("resources", []):
-            if resource.get("namespaced") and resource["name"] != "pods/log":
+            if resource.get("namespaced") and not (without_logs and resource["name"] == "pods/log"):
                 by_group.setdefault(group, set()).add(resource["name"])
     return [{"apiGroups": [group], "resources": sorted(names), "verbs": ["*"]} for group, names in sorted(by_group.items())]
 

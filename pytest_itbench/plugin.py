@@ -23,8 +23,8 @@ from .faults.registry import check_scenario as check_faults
 from .report import allure as allure_report, carry, junit, leaderboard
 from .report.jsonl import ResultsFile
 from .report.progress import PhaseProgress
-from .results import PASSED
-from .run import WITHOUT, Options, Trial
+from .results import ERROR, PASSED
+from .run import WITHOUT, EnvironmentBroken, Options, Trial
 from .scenario import catalog
 from .scenario.loader import ScenarioError, load
 from .scenario.schema import COMPLEXITIES, DOMAINS, parse_duration
@@ -33,6 +33,7 @@ BACKENDS = {"twin": TwinBackend}
 _TRIAL = pytest.StashKey["Trial"]()
 _SCENARIO = pytest.StashKey[tuple]()
 _KEPT = pytest.StashKey[list]()
+_BAD_FILES = pytest.StashKey[set]()  # node ids of scenario files that failed collection
 
 
 # ---- options and configuration -------------------------------------------------------------------------------------
@@ -57,6 +58,21 @@ def pytest_addoption(parser):
     group.addoption("--itbench-results", metavar="PATH", help="append one JSON line per trial to PATH")
     group.addoption("--itbench-catalog", action="store_true",
                     help="run the catalog pytest-itbench ships (also: --itbench-agent without test paths)")
+    for name, what in (("w", "rank decay of a correct entity, (0, 1], default 0.7"),
+                       ("t", "decay per hop of a near miss, (0, 1], default 0.8"),
+                       ("g", "penalty rate for too many or too few entities, >= 0, default 1")):
+        group.addoption(f"--itbench-ntam-{name}", type=_ntam_value(name), metavar="X",
+                        help=f"NTAM's {name}: {what}; overrides the scenario's evaluation.ntam")
+
+
+def _ntam_value(name):
+    def parse(text):
+        value = float(text)
+        if not (0 < value <= 1 if name != "g" else 0 <= value < float("inf")):
+            raise ValueError(text)
+        return value
+    parse.__name__ = f"NTAM {name}"  # argparse names the type in its error: "invalid NTAM w value: '2'"
+    return parse
 
 
 def pytest_configure(config):
@@ -122,12 +138,15 @@ class ScenarioFile(pytest.File):
         try:
             scenario = load(self.path, _check_references)
         except ScenarioError as exc:
+            self.config.stash.setdefault(_BAD_FILES, set()).add(self.nodeid)
             raise self.CollectError(str(exc)) from None
         runs = self.config.getoption("itbench_runs")
         base = scenario.id if scenario.id.startswith(f"{scenario.domain}-") else f"{scenario.domain}-{scenario.id}"
         for run in range(1, runs + 1):
             name = base if runs == 1 else f"{base}[run{run}]"
-            item = ScenarioItem.from_parent(self, name=name, callobj=_play_scenario, originalname=base)
+            # No originalname: pytest 9 builds a Function's node id from it (plus a callspec, which these
+            # items have not), so every run would get the same node id.
+            item = ScenarioItem.from_parent(self, name=name, callobj=_play_scenario)
             item.stash[_SCENARIO] = (scenario, run)
             for marker in (pytest.mark.itbench, getattr(pytest.mark, scenario.domain),
                            getattr(pytest.mark, scenario.level)):
@@ -148,6 +167,25 @@ class ScenarioFile(pytest.File):
         if isinstance(excinfo.value, self.CollectError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtestloop(session):
+    """A scenario file that fails collection does not stop the other scenarios.
+
+    pytest stops at any collection error unless --continue-on-collection-errors; here it goes on when
+    every collection error came from a scenario file (their reports still fail the session). Any other
+    collection error stops the session as usual.
+    """
+    option = session.config.option
+    given = option.continue_on_collection_errors
+    bad = session.config.stash.get(_BAD_FILES, set())
+    if bad and session.testsfailed == len(bad):
+        option.continue_on_collection_errors = True
+    try:
+        return (yield)
+    finally:
+        option.continue_on_collection_errors = given
 
 
 def _check_references(scenario):
@@ -192,8 +230,9 @@ def itbench_trial(request, itbench_backend, tmp_path):
     timeout = config.getoption("itbench_timeout")
     options = Options(agent=spec, runs=config.getoption("itbench_runs"), seed=config.getoption("itbench_seed"),
                       timeout=parse_duration(timeout) if timeout else None,
-                      without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"))
-    path = str(request.node.path)
+                      without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"),
+                      ntam={k: v for k in "wtg" if (v := config.getoption(f"itbench_ntam_{k}")) is not None})
+    path = str(request.node.path) if options.runs == 1 else f"{request.node.path}::{request.node.name}"
 
     def make_agent():
         return config.hook.pytest_itbench_make_agent(spec=spec, scenario=scenario,
@@ -220,8 +259,6 @@ def itbench_trial(request, itbench_backend, tmp_path):
 def _finish(item, trial) -> None:
     result = trial.result
     junit.add_properties(item, result)
-    if allure_report.results_dir(item.config) is not None:
-        allure_report.annotate(result)
     item.config.hook.pytest_itbench_trial_finished(result=result, item=item)
 
 
@@ -237,6 +274,17 @@ def pytest_runtest_makereport(item, call):
     trial = item.stash.get(_TRIAL, None)
     if trial is not None and (report.when != "setup" or report.failed):
         carry.put(report, trial.result)
+    if trial is not None and report.failed and trial.result.outcome == ERROR and trial.result.error:
+        # An environment error says what broke and how to rerun the trial, instead of the fixture's code;
+        # an unexpected exception keeps its traceback, with the rerun command under it.
+        if call.excinfo is not None and call.excinfo.errisinstance(EnvironmentBroken):
+            report.longrepr = trial.result.error
+        else:
+            report.sections.append(("itbench", trial.result.error))
+    if trial is not None and report.when == "teardown" and allure_report.results_dir(item.config) is not None:
+        # Here, not in the fixture's teardown: there allure-pytest files the attachments under the fixture
+        # ("Tear down"), not under the test; the test stays open until its logfinish.
+        allure_report.annotate(trial.result)
     return report
 
 

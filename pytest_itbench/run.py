@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class Options:
     timeout: float | None = None  # overrides the scenario's time limit
     without: tuple[str, ...] = ()
     keep: bool = False
+    ntam: dict[str, float] = field(default_factory=dict)  # --itbench-ntam-w/-t/-g (w, t, g) given on the command line
 
 
 class Progress:
@@ -67,7 +69,7 @@ class Progress:
 @dataclass
 class Trial:
     scenario: Scenario
-    path: str  # the scenario file
+    path: str  # what pytest is given to rerun this trial: the scenario file, or its test (file::name) when runs > 1
     run: int
     options: Options
     backend: Backend
@@ -226,8 +228,11 @@ class Trial:
 
     def _broken(self, message: str) -> None:
         self.result.outcome = ERROR
-        self.result.error = (f"{message}\nrerun this trial alone: pytest '{self.path}' --itbench-agent="
-                             f"{self.options.agent} --itbench-seed={self.options.seed}")
+        # runs > 1: the path names this run's test, which exists (with this run's seed) under the same --itbench-runs
+        runs = [f"--itbench-runs={self.options.runs}"] if self.options.runs > 1 else []
+        command = shlex.join(["pytest", self.path, f"--itbench-agent={self.options.agent}",
+                              f"--itbench-seed={self.options.seed}", *runs])
+        self.result.error = f"{message}\nrerun this trial alone: {command}"
 
     def _evidence(self) -> None:
         """The events of the application's namespace and the final state of what the faults changed."""

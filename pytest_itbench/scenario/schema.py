@@ -91,11 +91,20 @@ class ComplexityInputs(_Model):
         return "hard"
 
 
+class NtamSettings(_Model):
+    """Topology-aware NTAM's parameters (docs/plugin.md, "Scoring (SRE)"); unset ones keep their defaults."""
+
+    w: float | None = Field(default=None, gt=0, le=1)  # rank decay of a correct prediction (default 0.7)
+    t: float | None = Field(default=None, gt=0, le=1)  # decay per hop of a near miss (default 0.8)
+    g: float | None = Field(default=None, ge=0)  # penalty rate for too many or too few entities (default 1)
+
+
 class Evaluation(_Model):
     """Which checks decide the outcome, and their settings."""
 
     require: tuple[str, ...] = ()
     stability_window: float = 300.0  # seconds the alerts must stay clear (warped) after the agent
+    ntam: NtamSettings | None = None
 
     @field_validator("stability_window", mode="before")
     @classmethod
