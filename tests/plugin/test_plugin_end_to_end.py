@@ -1,0 +1,62 @@
+"""The slow end-to-end check: the catalog's first SRE slice through the plugin, on the twin, under xdist.
+
+Every scenario passes with the oracle (so each is solvable) and fails with noop (so none passes by
+itself). Deselect it with ``-m "not end_to_end"``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_itbench.scenario import catalog
+from pytest_itbench.scenario.loader import load
+
+from .conftest import Project
+
+pytestmark = pytest.mark.end_to_end
+
+
+# The first end-to-end slice of the catalog (issue 5): five astronomy-shop scenarios, one fault each.
+FIRST_SLICE = ("astronomy-ad-nonexistent-image", "astronomy-cart-service-target-port",
+               "astronomy-checkout-env-wrong-port", "astronomy-checkout-readiness-probe",
+               "astronomy-product-catalog-scaled-to-zero")
+
+
+def first_slice() -> list:
+    return [catalog.bundled() / "sre" / f"{name}.yaml" for name in FIRST_SLICE]
+
+
+def outcomes(path) -> dict[str, str]:
+    return {r["scenario_id"]: r["outcome"] for r in map(json.loads, path.read_text().splitlines())}
+
+
+def test_the_sre_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
+    files = first_slice()
+    scenarios = [load(path) for path in files]
+    paths = [str(path) for path in files]
+    project = Project(tmp_path)
+    project.write("conftest.py", "")  # the catalog's own evaluators only
+    oracle = project.subprocess("-n", "2", "--itbench-agent=oracle", "--itbench-results=oracle.jsonl",
+                                "--alluredir=allure", *paths, timeout=600)
+    assert oracle.returncode == 0, oracle.stdout[-6000:] + oracle.stderr
+    assert outcomes(tmp_path / "oracle.jsonl") == {s.id: "passed" for s in scenarios}
+    records = [json.loads(line) for line in (tmp_path / "oracle.jsonl").read_text().splitlines()]
+    for record in records:  # the SRE evaluator measured the times of a success
+        assert record["figures"]["mttd"] is not None and record["figures"]["mttr"] is not None, record["scenario_id"]
+        assert {c["name"]: c["passed"] for c in record["checks"]} == {"diagnosis": True, "mitigation": True}
+    assert f"agent oracle on twin: {len(scenarios)} trials of {len(scenarios)} scenarios" in oracle.stdout
+    # Allure: the application as feature and each fault as a tag
+    for path in (tmp_path / "allure").glob("*-result.json"):
+        result = json.loads(path.read_text())
+        scenario = next(s for s in scenarios if result["name"] == f"sre-{s.id}")
+        labels = [(label["name"], label["value"]) for label in result["labels"]]
+        assert ("feature", "astronomy-shop") in labels and ("epic", "sre") in labels
+        assert {("tag", f.fault) for f in scenario.faults} <= set(labels)
+
+    noop = project.subprocess("-n", "2", "--itbench-agent=noop", "--itbench-results=noop.jsonl", *paths,
+                              timeout=600)
+    assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr
+    assert outcomes(tmp_path / "noop.jsonl") == {s.id: "failed" for s in scenarios}
+    assert f"= {len(scenarios)} failed in" in noop.stdout
