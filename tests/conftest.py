@@ -16,6 +16,24 @@ from pytest_itbench.twin import Twin
 # declared here because pytest refuses ``pytest_plugins`` in a conftest below the top level.
 pytest_plugins = ["pytester"]
 
+
+def _load_every_kubernetes_model() -> None:
+    """Import all of the official client's models now, once per process.
+
+    The client imports its models lazily, on first attribute access. pytester's in-process runs restore
+    ``sys.modules`` afterwards, dropping any model first imported inside them; the next access imports
+    a second copy of the class, which the client's pydantic-validated methods then refuse ("Input should
+    be a valid dictionary or instance of V1Eviction", given a V1Eviction). Loaded here, before any
+    nested run, every model is in pytester's snapshot and is kept.
+    """
+    import kubernetes.client
+
+    for name in kubernetes.client.__all__:
+        getattr(kubernetes.client, name)
+
+
+_load_every_kubernetes_model()
+
 KUBECTL = shutil.which("kubectl")
 
 
