@@ -3,7 +3,7 @@
 A SPEC is, in the order tried:
 
 - ``exec:COMMAND``: a program in any language (:mod:`.exec_agent`);
-- a built-in name (``noop``, ``oracle``);
+- a built-in name (``noop``, ``heuristic``, ``oracle``);
 - a name installed under the entry-point group ``pytest_itbench.agents``;
 - ``module:attribute``: an importable class (instantiated), factory (called) or agent object.
 
@@ -25,13 +25,14 @@ from .base import Agent
 from .errors import DOCS, AgentSpecError
 from .exec_agent import ExecAgent
 from .guard import GuardedAgent
+from .heuristic import HeuristicAgent
 from .noop import NoopAgent
 from .oracle import Oracle
 
 ENTRY_POINT_GROUP = "pytest_itbench.agents"
 ORACLE = "oracle"
 # Built-ins other than the oracle are built without arguments: they get no more than any agent does.
-BUILTINS: dict[str, Callable[[], Agent]] = {"noop": NoopAgent}
+BUILTINS: dict[str, Callable[[], Agent]] = {"noop": NoopAgent, "heuristic": HeuristicAgent}
 
 FORMS = f"""\
 An agent is given as one of:
