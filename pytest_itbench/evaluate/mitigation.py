@@ -22,6 +22,7 @@ STEP = 15.0  # the rules' evaluation interval
 GRACE = 900.0  # cluster seconds past the window for alerts to clear (rate windows, `for`, resolve)
 ERROR_RATIO_SLACK = 0.02  # how much worse than before the fault the error ratio may be
 TRAFFIC_KEPT = 0.5  # share of the baseline request rate that must still flow
+TRAFFIC_SIGMAS = 3.0  # Poisson deviations a service's calls may fall below TRAFFIC_KEPT of its baseline
 
 
 RATE_WINDOW = 300.0  # seconds of the rate() windows health is read over
@@ -77,7 +78,7 @@ def service_problems(current: Health, baseline: Health) -> list[str]:
 
     Every service with at least SERVES_FROM_CALLS calls in the rate window before the fault must serve
     again (a deleted or idle workload is no repair), at no less than TRAFFIC_KEPT of its rate when it had
-    KEEPS_RATE_FROM_CALLS calls; and its error ratio may exceed its own baseline by no more than
+    KEEPS_RATE_FROM_CALLS calls (less TRAFFIC_SIGMAS Poisson deviations); and its error ratio may exceed its own baseline by no more than
     ERROR_RATIO_SLACK plus ERROR_SIGMAS binomial deviations (``sqrt(max(p, 1/n) (1 - p) / n)``, n its
     calls now), so that one failing low-traffic service is not hidden by the namespace's totals.
     """
@@ -91,7 +92,10 @@ def service_problems(current: Health, baseline: Health) -> list[str]:
         if calls <= 0:
             problems.append(f"{name} serves no requests (before the fault: {before.describe()})")
             continue
-        if calls_before >= KEEPS_RATE_FROM_CALLS and now.request_rate < TRAFFIC_KEPT * before.request_rate:
+        # Half the earlier calls, less three Poisson deviations: a low-rate service (a few orders a minute)
+        # swings by half between 5-minute windows on its own, while a stopped or starved one falls far below.
+        kept = TRAFFIC_KEPT * calls_before
+        if calls_before >= KEEPS_RATE_FROM_CALLS and calls < kept - TRAFFIC_SIGMAS * math.sqrt(kept):
             problems.append(f"{name} serves {now.describe()} (before the fault: {before.describe()})")
             continue
         p = before.error_ratio
