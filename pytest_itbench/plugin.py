@@ -317,11 +317,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             pass
 
 
-def pytest_sessionfinish(session, exitstatus):
-    config = session.config
+def pytest_unconfigure(config):
+    """Kept environments go last, after the terminal summary has printed where to reach them."""
     for trial in config.stash.get(_KEPT, []):
         trial.close()
     config.stash[_KEPT] = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
     directory = allure_report.results_dir(config)
     if directory is not None and carry.is_controller(config):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
