@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from typing import Hashable, Iterable
 
+from ... import quantity
 from ...containers.behaviour import Behaviours
 from ...containers.network import Network, StoreNetwork
 from ...images import default_registry
 from ...store import Change
 from ..manager import Controller, ControllerManager
+from . import eviction
 from .node import NodeAgent, node_ready
 from .pulls import ImageManager
 from .worker import PodWorker
@@ -56,7 +58,8 @@ class Kubelet(Controller):
         if change.bucket == "nodes":
             name = obj["metadata"]["name"]
             if change.type == "MODIFIED" and old is not None and node_ready(obj) == node_ready(old):
-                return ()
+                # a new capacity changes the eviction signal (what the kubelet reads from its machine)
+                return [("node", name)] if _capacity(obj) != _capacity(old) else ()
             pods = sorted(self.pods_by_node.get(name, ()))
             return [("node", name)] + [("pod", ns, pod) for ns, pod in pods]
         meta = obj["metadata"]
@@ -111,8 +114,10 @@ class Kubelet(Controller):
             agent = self.nodes[name] = NodeAgent.from_node(node)
         return agent
 
-    def _sync_node(self, name: str) -> None:
-        """Report the node's own usage while its kubelet runs (what metrics-server scrapes from it)."""
+    def _sync_node(self, name: str) -> float | None:
+        """Report the node's own usage while its kubelet runs (what metrics-server scrapes from it), and evict
+        a pod while the node is short of memory (:mod:`.eviction`); under pressure it looks again every
+        monitoring interval."""
         node = self.store.get("nodes", "", name)
         if node is None:
             self.nodes.pop(name, None)
@@ -120,9 +125,29 @@ class Kubelet(Controller):
         if not node_ready(node):
             self.metrics.clear_node_usage(name)
             return None
-        cpu, memory = self._agent(node).node_usage()
+        agent = self._agent(node)
+        cpu, memory = agent.node_usage()
         self.metrics.set_node_usage(name, cpu=cpu, memory=memory)
-        return None
+        return self._evict(node, agent, memory)
+
+    def _evict(self, node: dict, agent: NodeAgent, working_set: int) -> float | None:
+        capacity = ((node.get("status") or {}).get("capacity") or {}).get("memory")
+        capacity = int(quantity.value(capacity)) if capacity else None
+        if not eviction.under_pressure(capacity, working_set):
+            return None
+        now = self.clock.now()
+        if now + 1e-9 < agent.next_eviction_at:
+            return agent.next_eviction_at - now
+        name = node["metadata"]["name"]
+        candidates = [w.eviction_candidate() for key, w in sorted(self.workers.items())
+                      if w.node.name == name and w.evictable()]
+        ranked = eviction.rank(candidates)
+        if ranked:
+            victim = ranked[0]
+            self.workers[victim.key].evict(eviction.message(victim, capacity - working_set), now)
+            self.enqueue(("pod", *victim.key))
+            agent.next_eviction_at = now + eviction.MONITORING_INTERVAL
+        return eviction.MONITORING_INTERVAL
 
     def listening(self, namespace: str, name: str, port: int) -> bool:
         """Whether a running container of the pod listens on ``port`` now (what a connection to it finds)."""
@@ -135,6 +160,10 @@ class Kubelet(Controller):
 
     def new_container_id(self) -> str:
         return f"{self.rng.getrandbits(256):064x}"
+
+
+def _capacity(node: dict):
+    return ((node.get("status") or {}).get("capacity") or {}).get("memory")
 
 
 def _status_only(obj: dict, old: dict) -> bool:

@@ -49,6 +49,7 @@ class NodeAgent:
     pulls_free_at: float = 0.0  # the kubelet pulls one image at a time (serializeImagePulls)
     usage: dict[tuple[str, str, str], tuple[float, int]] = field(default_factory=dict)
     admitted: dict[str, tuple[int, int]] = field(default_factory=dict)  # pod uid -> (milli CPU, memory bytes)
+    next_eviction_at: float = float("-inf")  # the eviction manager evicts one pod per monitoring interval
     gateway: str = ""  # where the kubelet's probes come from, as pods see them (the pod CIDR's bridge address)
     _ips_in_use: set[str] = field(default_factory=set)
     _next_host: int = 2

@@ -39,6 +39,7 @@ from ...containers.timed_shell import sleep_seconds
 from . import status as pod_status
 from .backoff import Backoff
 from .container_config import config_error
+from .eviction import EVICTED, Candidate
 from .node import NodeAgent
 from .probes import LIVENESS, READINESS, STARTUP, TITLES, ProbeTarget, check
 from .pulls import Failure
@@ -491,6 +492,29 @@ class PodWorker:
         if self.pod_ip and not self.pod["spec"].get("hostNetwork"):
             self.node.release_ip(self.pod_ip)
 
+    # ---- node-pressure eviction (:mod:`.eviction`) ------------------------------------------------------------
+    def evictable(self) -> bool:
+        return self.admitted and not self.terminal and self.stop_deadline is None and self._anything_running()
+
+    def eviction_candidate(self) -> Candidate:
+        containers = []
+        for slot in self.slots:
+            used = self.node.usage.get((self.namespace, self.name, slot.name))
+            if used is None:
+                continue
+            request = _bytes(((slot.spec.get("resources") or {}).get("requests") or {}).get("memory")) or 0
+            containers.append((slot.name, used[1], request))
+        return Candidate((self.namespace, self.name), int(self.pod["spec"].get("priority") or 0),
+                         pod_requests(self.pod["spec"])[1], sum(u for _, u, _ in containers), tuple(containers))
+
+    def evict(self, message: str, now: float) -> None:
+        """A hard eviction threshold was crossed: the pod fails, its containers are killed without grace."""
+        self.phase_reason = (EVICTED, message)
+        self._event(None, "Warning", EVICTED, message)
+        self.terminal = True
+        self.dirty = True
+        self._stop_remaining(now, 0)
+
     # ---- deletion -----------------------------------------------------------------------------------------------
     def _terminate(self, now: float) -> None:
         if self.stop_deadline is None:
@@ -525,6 +549,7 @@ class PodWorker:
         if usage_changed:
             cpu, memory = self.node.node_usage()
             self.kubelet.metrics.set_node_usage(self.node.name, cpu=cpu, memory=memory)
+            self.kubelet.enqueue(("node", self.node.name))  # the eviction manager looks at the new usage
 
     def _flush_instance(self, slot: Slot, instance: Instance, until: float) -> None:
         process = instance.process
