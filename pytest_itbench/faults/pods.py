@@ -133,7 +133,8 @@ class UnassignedLimits(Fault):
                    "(ITBench combines it with a stress experiment).")
     Args = ContainerArgs
     target_kinds = WORKLOADS
-    expected_alerts = ()  # on its own nothing alerts: the harm comes with load (see the module's tests)
+    # On its own nothing alerts: under a memory stressor the node runs short and the kubelet evicts pods.
+    expected_alerts = ("FailedPodsDetected",)
 
     def inject(self, api: ApiClient, record: FaultRecord) -> None:
         _, container = _container(api, record)
