@@ -1,0 +1,1 @@
+"""Policy engines: Kyverno (``kyverno``), Rego through rego-cpp (``rego``)."""
