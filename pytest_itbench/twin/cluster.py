@@ -33,6 +33,7 @@ from .controllers.namespaces import NamespaceLifecycle, fake_ca_pem
 from .controllers.reactor import Reactor
 from .logs import LogStore
 from .metrics import Metrics
+from .policy import install as install_kyverno
 from .store import Store
 from .telemetry.jaeger_api import create_jaeger_app
 from .telemetry.monitoring import Monitoring
@@ -63,13 +64,14 @@ class Twin:
     ``seed`` feeds the one random generator of this environment (uids, names,
     IPs, tokens), so the same seed and the same actions give the same cluster.
     ``controllers`` names the controllers to run (default: all of them; see
-    ``controllers/install.py``); tests of one controller run it alone.
+    ``controllers/install.py``); tests of one controller run it alone. ``kyverno`` installs Kyverno's
+    kinds, webhook and reports controller (``twin/policy/``; default: when every controller runs).
     """
 
     def __init__(self, *, seed: int = 0, nodes: int = 0, port: int = 0, host: str = "127.0.0.1",
                  start_time: float | None = None, tick: float = 1.0, cluster_name: str = "itbench",
                  tls: bool = True, controllers: Iterable[str] | None = None, telemetry: bool = True,
-                 workload: bool = True):
+                 workload: bool = True, kyverno: bool | None = None):
         self.seed = seed
         self.host = host
         self.requested_port = port
@@ -127,6 +129,9 @@ class Twin:
         self._monitoring_sites = LoopbackSites(host)
         # The traffic engine (applications' behaviour sheets, traffic, Chaos Mesh) feeds the telemetry above.
         self.workload = install_workload(self) if workload else None
+        # Kyverno (policies, its webhook, PolicyReports; twin/policy/): by default with the whole controller set.
+        # Idle, and never loading the engine, until a policy exists.
+        self.kyverno = install_kyverno(self) if (controllers is None if kyverno is None else kyverno) else None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
