@@ -18,7 +18,7 @@ from . import hookspecs
 from .agents import registry as agent_registry
 from .agents.errors import AgentSpecError
 from .backends.twin import TwinBackend
-from .evaluate import sre as sre_evaluator
+from .evaluate import ciso as ciso_evaluator, sre as sre_evaluator
 from .faults.registry import check_scenario as check_faults
 from .report import allure as allure_report, carry, junit, leaderboard
 from .report.jsonl import ResultsFile
@@ -104,6 +104,7 @@ def pytest_configure(config):
                 raise pytest.UsageError(f"--itbench-agent={spec}: {exc}") from None
         _run_catalog_when_no_paths(config)
     config.pluginmanager.register(sre_evaluator, "itbench-sre-evaluator")
+    config.pluginmanager.register(ciso_evaluator, "itbench-ciso-evaluator")
     config.stash[_KEPT] = []
     path = config.getoption("itbench_results")
     if path and carry.is_controller(config):
@@ -158,6 +159,10 @@ class ScenarioFile(pytest.File):
                 item.add_marker(pytest.mark.fault(fault.fault))
                 item.extra_keyword_matches.add(fault.fault)
             item.extra_keyword_matches.update(scenario.tags)
+            if scenario.category:
+                item.extra_keyword_matches.add(scenario.category)
+            if scenario.control and scenario.control.get("id"):
+                item.extra_keyword_matches.add(str(scenario.control["id"]))
             yield item
 
     class CollectError(Exception):
@@ -241,7 +246,7 @@ def itbench_trial(request, itbench_backend, tmp_path):
     title = f"{scenario.id}" + (f" run {run}" if options.runs > 1 else "")
     trial = Trial(scenario=scenario, path=path, run=run, options=options, backend=itbench_backend,
                   workdir=str(tmp_path), make_agent=make_agent, evaluate_hook=config.hook.pytest_itbench_evaluate,
-                  progress=PhaseProgress(config, title))
+                  scenario_dir=str(request.node.path.parent), progress=PhaseProgress(config, title))
     request.node.stash[_TRIAL] = trial
     try:
         trial.prepare()

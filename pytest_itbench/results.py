@@ -15,6 +15,7 @@ PASSED, FAILED, ERROR = "passed", "failed", "error"
 # Names of the figures the reports read from ``TrialResult.figures`` (the run and the evaluators write
 # them). Times are seconds from the agent's start; a figure the trial could not score is left out or None.
 MTTD, MTTR, NTAM, STEPS, TOKENS = "mttd", "mttr", "ntam", "steps", "tokens"
+TTP = "ttp"  # CISO: time to posture, seconds from the agent's start to its submission when the posture is right
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 from kubernetes import client as k8s, dynamic
 
-from . import agent_access
+from . import agent_access, ciso_setup
 from .agents.base import Submission, Task, Trajectory
 from .agents.errors import AgentFailure
 from .apps.catalog import application
@@ -76,6 +76,7 @@ class Trial:
     workdir: str
     make_agent: Callable[[], Any]
     evaluate_hook: Callable[..., list]
+    scenario_dir: str = ""  # the scenario file's directory: CISO manifests and solutions are named relative to it
     progress: Progress = field(default_factory=Progress)
     cluster: Cluster | None = None
     submission: Submission | None = None
@@ -84,6 +85,8 @@ class Trial:
     agent_started: float = 0.0  # cluster time
     agent_seconds: float = 0.0
     faults: list[FaultRecord] = field(default_factory=list)
+    task: Task | None = None  # what the agent was given (set when it starts)
+    ciso: ciso_setup.CisoState | None = None  # what the CISO setup recorded (namespaces, policies to keep)
     result: TrialResult = field(init=False)
 
     def __post_init__(self) -> None:
@@ -91,9 +94,10 @@ class Trial:
         self.seed = trial_seed(self.options.seed, s.id, self.run)
         self.app = application(s.application) if s.application else None
         self.namespace = self.app.namespace if self.app else ""
+        self.namespaces: tuple[str, ...] = (self.namespace,) if self.namespace else ()
         self.result = TrialResult(scenario_id=s.id, domain=s.domain, complexity=s.level, agent=self.options.agent,
                                   run=self.run, seed=self.seed, backend=self.backend.name, application=s.application,
-                                  faults=[f.fault for f in s.faults], started_at=time.time())
+                                  category=s.category, faults=[f.fault for f in s.faults], started_at=time.time())
 
     # ---- phases ---------------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -123,6 +127,14 @@ class Trial:
                         self.cluster.advance(BASELINE_WARMUP)
                         self.baseline = health(Prometheus(self.cluster.urls["prometheus"]), self.namespace,
                                                self.cluster.now())
+            if self.scenario.ciso is not None:
+                with self.phase("setup"):
+                    try:
+                        self.ciso = ciso_setup.prepare(api, self.scenario, self.scenario_dir, self.cluster.advance)
+                    except ciso_setup.SetupError as exc:
+                        raise EnvironmentBroken(str(exc)) from None
+                    self.namespaces = self.ciso.namespaces
+                    self.namespace = self.namespace or self.namespaces[0]
             with self.phase("inject"):
                 for spec in self.scenario.faults:
                     fault = fault_registry.get(spec.fault)
@@ -143,7 +155,7 @@ class Trial:
 
     def play(self) -> TrialResult:
         """Run the agent, then the evaluators; the result's outcome is decided here."""
-        task = self._task()
+        task = self.task = self._task()
         self.result.attachments.append(Attachment("task", "json", content=task.to_dict()))
         agent = self.make_agent()
         failure: AgentFailure | None = None
@@ -210,9 +222,11 @@ class Trial:
             waited += ALERT_STEP
 
     def _grant(self) -> None:
-        namespaces = (self.namespace,) if self.namespace else ("default",)
+        namespaces = self.namespaces or ("default",)
         account, home = agent_access.grant(self.cluster.api_client(), namespaces, f"{self.seed:x}",
                                            without_logs="logs" in self.options.without)
+        if self.scenario.ciso is not None:
+            ciso_setup.grant_extra(self.cluster.api_client(), self.scenario, account, home, f"{self.seed:x}")
         self.agent_kubeconfig = self.cluster.agent_kubeconfig(account, home,
                                                               os.path.join(self.workdir, "agent.kubeconfig"))
 
@@ -224,7 +238,7 @@ class Trial:
         os.makedirs(agent_dir, exist_ok=True)
         return Task(scenario_id=self.scenario.id, domain=self.scenario.domain, text=self.scenario.task,
                     kubeconfig=self.agent_kubeconfig, urls=urls, workdir=agent_dir, deadline=time.time() + limit,
-                    time_limit=limit, namespaces=(self.namespace,) if self.namespace else ())
+                    time_limit=limit, namespaces=self.namespaces)
 
     def _broken(self, message: str) -> None:
         self.result.outcome = ERROR

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 import yaml
 from pydantic import ValidationError
 
-from .schema import Scenario
+from .schema import TRUTH_PREFIX, Scenario, truth_model
 
 # Checks a fault's arguments against the fault registry; returns problems as (path, message) pairs.
 FaultChecker = Callable[[Scenario], Iterable[tuple[tuple, str]]]
@@ -36,10 +36,12 @@ def load(path: str | os.PathLike, check_faults: FaultChecker | None = None) -> S
             text = fh.read()
     except OSError as exc:
         raise ScenarioError(path, [(None, f"cannot read the file: {exc.strerror}")]) from None
-    return loads(text, path, check_faults)
+    return loads(text, path, check_faults, base_dir=os.path.dirname(os.path.abspath(path)))
 
 
-def loads(text: str, path: str = "<scenario>", check_faults: FaultChecker | None = None) -> Scenario:
+def loads(text: str, path: str = "<scenario>", check_faults: FaultChecker | None = None,
+          base_dir: str | None = None) -> Scenario:
+    """Parse and validate; with ``base_dir``, the files the scenario names (relative to it) must exist."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -50,15 +52,62 @@ def loads(text: str, path: str = "<scenario>", check_faults: FaultChecker | None
         raise ScenarioError(path, [(line, f"not valid YAML: {problem}")]) from None
     if not isinstance(data, dict):
         raise ScenarioError(path, [(1, "a scenario file is a YAML mapping (id, title, domain, ...)")])
+    truth_errors = _truth_problems(root, data)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(path, [(_line_of(root, err["loc"]), _describe(err)) for err in exc.errors()]) from None
+        errors = exc.errors()
+        if truth_errors:  # reported field by field instead of the scenario's one-line summary
+            errors = [e for e in errors if not _describe(e).startswith(TRUTH_PREFIX)]
+        raise ScenarioError(path, truth_errors + [(_line_of(root, e["loc"]), _describe(e)) for e in errors]) from None
+    if base_dir is not None:
+        problems = _file_problems(root, scenario, base_dir)
+        if problems:
+            raise ScenarioError(path, problems)
     if check_faults is not None:
         problems = [(_line_of(root, loc), f"{_dotted(loc)}: {message}") for loc, message in check_faults(scenario)]
         if problems:
             raise ScenarioError(path, problems)
     return scenario
+
+
+def _truth_problems(root, data: dict) -> list[tuple[int | None, str]]:
+    model = truth_model(data.get("domain"))
+    truth = data.get("ground_truth")
+    if model is None or not isinstance(truth, dict) or not ("ciso" in data or "category" in data):
+        return []
+    try:
+        model.model_validate(truth)
+    except ValidationError as exc:
+        return [(_line_of(root, ("ground_truth", *e["loc"])), _describe({**e, "loc": ("ground_truth", *e["loc"])}))
+                for e in exc.errors()]
+    return []
+
+
+def _file_problems(root, scenario: Scenario, base_dir: str) -> list[tuple[int | None, str]]:
+    """Every file the scenario names must exist beside it; a YAML manifest must parse."""
+    problems = []
+    for loc, relative in scenario.referenced_files():
+        where = _dotted(loc)
+        full = os.path.normpath(os.path.join(base_dir, relative))
+        if not os.path.isfile(full):
+            problems.append((_line_of(root, loc), f"{where}: {relative} does not exist (looked for {full})"))
+            continue
+        if loc[0] == "ciso" and relative.endswith((".yaml", ".yml")):
+            try:
+                with open(full, encoding="utf-8") as fh:
+                    documents = [d for d in yaml.safe_load_all(fh) if d is not None]
+            except (OSError, yaml.YAMLError) as exc:
+                problems.append((_line_of(root, loc), f"{where}: {relative} is not valid YAML: {exc}"))
+                continue
+            bad = [i for i, d in enumerate(documents)
+                   if not (isinstance(d, dict) and d.get("apiVersion") and d.get("kind") and
+                           isinstance(d.get("metadata"), dict) and d["metadata"].get("name"))]
+            if bad or not documents:
+                problems.append((_line_of(root, loc), f"{where}: {relative} must hold Kubernetes objects (apiVersion, "
+                                 f"kind, metadata.name); document(s) {', '.join(str(i + 1) for i in bad) or 'none'}"
+                                 f" do not"))
+    return problems
 
 
 def _describe(err: dict[str, Any]) -> str:

@@ -13,12 +13,18 @@ import math
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 API_VERSION = "itbench.io/v1"
 DOMAINS = ("sre", "ciso", "finops")
 COMPLEXITIES = ("easy", "medium", "hard")
+# The classes within a domain (``category``). CISO's fourth ITBench class, rhel9-ansible-opa, comes with a
+# ``hosts`` section beside the cluster; it is named here so that the schema can say so.
+CATEGORIES = {"ciso": ("kyverno", "kubectl-opa", "kyverno-update")}
+LATER_CATEGORIES = {"ciso": ("rhel9-ansible-opa",)}
+CISO_RESULTS = ("pass", "fail", "skip", "error", "warn")
 
+TRUTH_PREFIX = "ground_truth."  # how the scenario's own check reports a ground-truth problem (the loader refines it)
 _ID = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$")
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
@@ -165,6 +171,98 @@ class SreGroundTruth(_Model):
         return self
 
 
+# ---- CISO --------------------------------------------------------------------------------------------------------
+_DEFAULT_ARTIFACTS = {"kubectl-opa": {"script": "script.sh", "policy": "policy.rego"},
+                      "kyverno": {"policy": "policy.yaml"}, "kyverno-update": {"policy": "policy.yaml"}}
+
+
+class ResourceRef(_Model):
+    """A Kubernetes object in a CISO scenario's cluster (no namespace for cluster-scoped kinds)."""
+
+    kind: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+    apiVersion: str | None = None
+
+    def label(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+class PolicyRef(_Model):
+    kind: Literal["ClusterPolicy", "Policy"] = "ClusterPolicy"
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+
+    @model_validator(mode="after")
+    def _scoped(self):
+        if self.kind == "Policy" and not self.namespace:
+            raise ValueError("a Policy is namespaced: give its namespace")
+        return self
+
+
+class CisoSetup(_Model):
+    """The cluster a CISO scenario builds before the agent starts; file paths relative to the scenario file."""
+
+    namespaces: tuple[str, ...] = ()
+    manifests: tuple[str, ...] = Field(min_length=1)
+    compliant_manifests: tuple[str, ...] = ()
+    existing_policies: tuple[str, ...] = ()
+    keep_unchanged: tuple[PolicyRef, ...] = ()
+    artifacts: dict[str, str] = Field(default_factory=dict)  # role -> file name the task asks for
+    agent_rules: tuple[dict[str, Any], ...] = ()  # extra cluster-wide RBAC rules for the agent
+    script_timeout: float = 60.0
+
+    @field_validator("script_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value):
+        return parse_duration(value)
+
+    @field_validator("artifacts")
+    @classmethod
+    def _plain_names(cls, artifacts):
+        for role, name in artifacts.items():
+            if not name or "/" in name or name in (".", ".."):
+                raise ValueError(f"artifact {role}: {name!r} is a file name in the agent's workdir, without '/'")
+        return artifacts
+
+    @field_validator("agent_rules")
+    @classmethod
+    def _rules(cls, rules):
+        for rule in rules:
+            if not isinstance(rule.get("resources"), list) or not isinstance(rule.get("verbs"), list):
+                raise ValueError("an RBAC rule gives apiGroups, resources and verbs as lists")
+        return rules
+
+    def files(self) -> list[tuple[tuple, str]]:
+        """(field path, relative file) for every file the section names."""
+        out = []
+        for name in ("manifests", "compliant_manifests", "existing_policies"):
+            out += [((name, i), f) for i, f in enumerate(getattr(self, name))]
+        return out
+
+
+class ExpectedResult(_Model):
+    """A result a Kyverno policy must produce on a resource."""
+
+    resource: ResourceRef
+    result: Literal["pass", "fail", "skip", "error", "warn"]
+    policy: str | None = None
+    rule: str | None = None
+
+
+class CisoGroundTruth(_Model):
+    violating: tuple[ResourceRef, ...] = Field(min_length=1)
+    compliant: tuple[ResourceRef, ...] = ()
+    expected: tuple[ExpectedResult, ...] = ()
+    reference_solution: dict[str, str] = Field(default_factory=dict)  # role -> file, relative to the scenario
+    recommended_actions: tuple[str, ...] = ()  # kubectl commands the oracle runs in its workdir
+
+
+def truth_model(domain: Any) -> type[_Model] | None:
+    """The model a domain's ground truth is validated against, field by field (None: checked as a whole)."""
+    return CisoGroundTruth if domain == "ciso" else None
+
+
 class Scenario(_Model):
     """One scenario file."""
 
@@ -172,12 +270,15 @@ class Scenario(_Model):
     id: str
     title: str
     domain: Literal["sre", "ciso", "finops"]
+    category: str | None = None  # the class within the domain (CATEGORIES)
     complexity: Literal["easy", "medium", "hard"] | None = None
     complexity_inputs: ComplexityInputs | None = None
     tags: tuple[str, ...] = ()
     application: str | None = None
     faults: tuple[FaultSpec, ...] = ()
     expected_alerts: tuple[str, ...] = ()
+    control: dict[str, str] | None = None  # the benchmark control (CISO): {benchmark, id}
+    ciso: CisoSetup | None = None  # the CISO cluster's setup
     task: str = Field(min_length=1)
     time_limit: float = 900.0
     evaluation: Evaluation = Evaluation()
@@ -213,7 +314,67 @@ class Scenario(_Model):
             raise ValueError(f"a {self.domain} scenario states its complexity (easy, medium or hard)")
         if not math.isfinite(self.time_limit):
             raise ValueError("time_limit must be finite")
+        if self.domain == "ciso" and self.ciso is None and self.category is None:
+            # No cluster to build and nothing for the CISO evaluator to grade: a stand-in graded by a
+            # project's own evaluator (the plugin's tests use such). The catalog's all give both.
+            return self
+        self._check_category()
+        if self.domain == "ciso":
+            self._check_ciso()
+        elif self.ciso is not None:
+            raise ValueError(f"a {self.domain} scenario has no ciso section")
         return self
+
+    def _check_category(self) -> None:
+        known = CATEGORIES.get(self.domain, ())
+        if self.category is None:
+            if known:
+                raise ValueError(f"a {self.domain} scenario names its category: one of {', '.join(known)}")
+            return
+        if not known:
+            raise ValueError(f"a {self.domain} scenario has no category")
+        if self.category in LATER_CATEGORIES.get(self.domain, ()):
+            raise ValueError(f"category {self.category!r} is not supported yet (it needs hosts beside the "
+                             f"cluster); supported: {', '.join(known)}")
+        if self.category not in known:
+            raise ValueError(f"unknown {self.domain} category {self.category!r}; one of {', '.join(known)}")
+
+    def _check_ciso(self) -> None:
+        if self.ciso is None:
+            raise ValueError("a ciso scenario has a ciso section (namespaces, manifests, ...)")
+        try:
+            truth = CisoGroundTruth.model_validate(self.ground_truth)
+        except ValidationError as exc:  # the loader reports each problem at its line (truth_problems)
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ValueError(f"{TRUTH_PREFIX}{where}: {first['msg']}") from None
+        if self.category == "kubectl-opa":
+            if not self.ciso.compliant_manifests:
+                raise ValueError("a kubectl-opa scenario gives ciso.compliant_manifests: the compliant variant of "
+                                 "its violating resources")
+            if truth.expected:
+                raise ValueError("ground_truth.expected (Kyverno results) has no meaning for kubectl-opa")
+        if self.category == "kyverno-update" and not self.ciso.existing_policies:
+            raise ValueError("a kyverno-update scenario gives ciso.existing_policies: the policies the agent edits")
+        if self.category == "kyverno-update" and not truth.expected:
+            raise ValueError("a kyverno-update scenario lists ground_truth.expected: the results wanted per resource")
+
+    def referenced_files(self) -> list[tuple[tuple, str]]:
+        """(field path, file relative to the scenario file) for every file the scenario names."""
+        if self.domain != "ciso" or self.ciso is None:
+            return []
+        files = [(("ciso", *loc), f) for loc, f in self.ciso.files()]
+        solution = self.ground_truth.get("reference_solution") or {}
+        if isinstance(solution, dict):
+            files += [(("ground_truth", "reference_solution", role), f) for role, f in solution.items()]
+        return files
+
+    @property
+    def artifacts(self) -> dict[str, str]:
+        """CISO: the file names the task asks for, by role (the category's defaults, then the scenario's)."""
+        if self.domain != "ciso" or self.ciso is None:
+            return {}
+        return {**_DEFAULT_ARTIFACTS.get(self.category or "", {}), **self.ciso.artifacts}
 
     @property
     def level(self) -> str:
@@ -223,7 +384,9 @@ class Scenario(_Model):
         return self.complexity or "medium"
 
     @property
-    def truth(self) -> SreGroundTruth | dict:
+    def truth(self) -> SreGroundTruth | CisoGroundTruth | dict:
         if self.domain == "sre":
             return SreGroundTruth.model_validate(self.ground_truth)
+        if self.domain == "ciso" and self.ciso is not None:
+            return CisoGroundTruth.model_validate(self.ground_truth)
         return self.ground_truth
