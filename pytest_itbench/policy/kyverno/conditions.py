@@ -138,6 +138,10 @@ def _member(k, values: list) -> bool:
     for v in values:
         if _equals(k, v):
             return True
+        # Kyverno's set operators match wildcards both ways: `key: "*" AnyIn [get]` holds, as does
+        # `key: [get] AnyIn ["g*"]` (anyin.go: wildcard.Match(val, key) || wildcard.Match(key, val)).
+        if isinstance(k, str) and isinstance(v, str) and wildcard_match(k, v):
+            return True
         if isinstance(v, str):
             m = _RANGE.match(v.strip())
             n = parse_number(k)
