@@ -99,6 +99,10 @@ class _Memo:
         hit = self._encoded.get(id(entry))
         return hit[1] if hit is not None and hit[0] is entry else None
 
+    def clear(self) -> None:
+        self._decoded.clear()
+        self._encoded.clear()
+
     def remember(self, raw: dict, entry: Entry) -> None:
         for cache, key, value in ((self._decoded, id(raw), (raw, entry)), (self._encoded, id(entry), (entry, raw))):
             cache[key] = value
@@ -107,6 +111,11 @@ class _Memo:
 
 
 _MEMO = _Memo()
+
+
+def forget() -> None:
+    """Drop what the memo holds (a stopped twin's objects): it is only a cache, shared by the process's twins."""
+    _MEMO.clear()
 
 
 def decode(entries) -> Managed:
