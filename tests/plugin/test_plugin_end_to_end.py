@@ -60,3 +60,20 @@ def test_the_sre_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
     assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr
     assert outcomes(tmp_path / "noop.jsonl") == {s.id: "failed" for s in scenarios}
     assert f"= {len(scenarios)} failed in" in noop.stdout
+
+
+def test_the_ciso_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
+    """Every CISO scenario of the shipped catalog (Kyverno generate and update, kubectl with OPA)."""
+    directory = catalog.bundled() / "ciso"
+    expected = {load(path).id for path in directory.glob("*/*/scenario.yaml")}
+    assert len(expected) >= 40
+    project = Project(tmp_path)
+    project.write("conftest.py", "")  # the catalog's own evaluators only
+    oracle = project.subprocess("-n", "2", "--itbench-agent=oracle", "--itbench-results=oracle.jsonl",
+                                str(directory), timeout=600)
+    assert oracle.returncode == 0, oracle.stdout[-6000:] + oracle.stderr
+    assert outcomes(tmp_path / "oracle.jsonl") == {sid: "passed" for sid in expected}
+    noop = project.subprocess("-n", "2", "--itbench-agent=noop", "--itbench-results=noop.jsonl", str(directory),
+                              timeout=600)
+    assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr
+    assert outcomes(tmp_path / "noop.jsonl") == {sid: "failed" for sid in expected}
