@@ -25,6 +25,7 @@ What the demo's services do with each flag (src/<service> of open-telemetry/open
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 
@@ -89,9 +90,17 @@ def lines_since(twin, deployment: str, since: float) -> list[str]:
 
 
 def turn_on(twin, flag: str, variant: str = "on", seconds: float = ONSET):
-    start = twin.clock.now()
+    """Turn the flag on and run ``seconds``; return when it took effect (the restarted flagd became ready:
+    until then the old flagd answers, and requests in between are served as before) and the window."""
     set_flag(twin, flag, variant)
-    return start, window(twin, seconds)
+    ran = window(twin, seconds)
+    return flagd_ready_since(twin), ran
+
+
+def flagd_ready_since(twin) -> float:
+    ready = next(c for c in pod_of(twin, "flagd")["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "True"
+    return datetime.fromisoformat(ready["lastTransitionTime"].replace("Z", "+00:00")).timestamp()
 
 
 def turn_off_and_check_cleared(twin, flag: str, wait: float = CLEAR) -> float:
