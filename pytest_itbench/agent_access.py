@@ -44,18 +44,6 @@ def grant(api: ApiClient, namespaces: tuple[str, ...], suffix: str, *, without_l
     return ACCOUNT, home
 
 
-def revoke(api: ApiClient, suffix: str) -> None:
-    """Remove the cluster-wide grant (the namespaced ones go with their namespaces)."""
-    rbac = k8s.RbacAuthorizationV1Api(api)
-    name = f"{ACCOUNT}-{suffix}"
-    for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
-        try:
-            delete(name)
-        except k8s.ApiException as exc:
-            if exc.status != 404:
-                raise
-
-
 def _namespaced_rules(api: ApiClient, without_logs: bool) -> list[dict]:
     # Not `resources: ["*"]`: in a Role that also grants the namespace object itself (kube-apiserver takes
     # DELETE /api/v1/namespaces/X as a request in namespace X), and the agent could delete its application.
