@@ -26,7 +26,7 @@ from .apiserver.server import APIServer
 from .bootstrap import add_node, bootstrap, node_name
 from .clock import SimClock
 from .controllers.clusterrole_aggregation import ClusterRoleAggregation
-from .controllers.events import EventRecorder
+from .controllers.events import EventRecorder, EventSource
 from .controllers.garbage_collector import GarbageCollector
 from .controllers.install import install as install_controllers
 from .controllers.manager import ControllerManager
@@ -39,6 +39,7 @@ from .store import Store
 from .apiserver.patching.managedfields import forget as forget_managed_fields
 from .telemetry.jaeger_api import create_jaeger_app
 from .telemetry.monitoring import Monitoring
+from .telemetry.prometheus_rules import install as install_prometheus_rules
 from .telemetry.sites import LoopbackSites
 from .telemetry.topology_api import create_topology_app
 from .telemetry.topology_events import TopologyEvents
@@ -129,6 +130,11 @@ class Twin:
         self.rules = self.monitoring.rules if self.monitoring else None
         self.alertmanager = self.monitoring.alertmanager if self.monitoring else None
         self._monitoring_sites = LoopbackSites(host)
+        if self.monitoring is not None:
+            install_prometheus_rules(self)  # the PrometheusRule kind and the Prometheus Operator's webhooks
+            # A malformed OpenCost pricing ConfigMap shows as a Warning Event on it (OpenCost only logs it).
+            self.monitoring.opencost.pricing.on_problem = lambda obj, message: self.events.record(
+                obj, "Warning", "InvalidCustomPricing", message, EventSource("opencost"))
         # The traffic engine (applications' behaviour sheets, traffic, Chaos Mesh) feeds the telemetry above.
         self.workload = install_workload(self) if workload else None
         # Kyverno (policies, its webhook, PolicyReports; twin/policy/): by default with the whole controller set.
@@ -172,6 +178,11 @@ class Twin:
     def prometheus_url(self) -> str:
         """The Prometheus HTTP API (``/api/v1/query``, ``/api/v1/alerts``, ...) over the scraped telemetry."""
         return self._monitoring_url("prometheus")
+
+    @property
+    def opencost_url(self) -> str:
+        """OpenCost's API (``/allocation/compute``, ``/healthz``) over the scraped telemetry."""
+        return self._monitoring_url("opencost")
 
     @property
     def alertmanager_url(self) -> str:

@@ -6,7 +6,7 @@ scenario recommends ``kubectl scale``; ``kubectl set env`` back where the checko
 to zero, deleting the failing workload, deleting the namespace (refused by RBAC) or everything in it,
 silencing the alert in Alertmanager (accepted by the twin, and ignored by the evaluator, which reads
 Prometheus' ALERTS), and touching the alert rules: the agent cannot reach them (no PrometheusRule
-objects in its reach, no admin or reload API), and when they are deleted or edited anyway (done here
+object of the SLO rules in its namespace, no admin or reload API), and when they are deleted or edited anyway (done here
 with the harness's own access to the twin, as an agent with too wide rights on a real cluster could)
 the health check, read from the traffic, still fails the trial.
 """
@@ -222,8 +222,11 @@ def test_the_rules_are_out_of_reach_and_a_silence_hides_the_alert_only_in_alertm
     result, record, checks = trial(shop, "HideTheAlert")
     lines = notes(record).splitlines()
     assert len(lines) == 9
-    assert all("-> 0" not in line for line in lines[:3]), lines  # every kubectl call failed
-    assert 'the server doesn\'t have a resource type "prometheusrules"' in lines[0]
+    # The rules are the Prometheus Operator's kind, which the agent may use in its own namespace only; the
+    # SLO rules are not there (the harness's Prometheus loads them as files), so there is nothing to delete.
+    assert "-> 0" not in lines[0] and "Forbidden" in lines[0], lines  # not cluster-wide
+    assert "-> 0" in lines[1] and "No resources found" in lines[1], lines
+    assert "-> 0" not in lines[2], lines
     assert "Forbidden" in lines[2]  # the monitoring namespace is not the agent's
     assert [line.rsplit(" ", 1)[1] for line in lines[3:6]] == ["404", "404", "404"]  # no admin or reload API
     assert lines[6].startswith("silence 200") and "silenceID" in lines[6]  # the twin's Alertmanager took it ...

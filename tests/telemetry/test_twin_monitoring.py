@@ -95,7 +95,8 @@ def test_queries_and_rules_answer_from_scraped_data(failing):
     ready = get(twin.prometheus_url, "/api/v1/query", query='sum(kube_deployment_spec_replicas{namespace="default"})')
     assert ready["data"]["result"][0]["value"][1] == "2"
     targets = get(twin.prometheus_url, "/api/v1/query", query="count by (job) (up == 1)")["data"]["result"]
-    assert {r["metric"]["job"]: r["value"][1] for r in targets} == {"kube-state-metrics": "1", "kubelet": "2"}
+    assert {r["metric"]["job"]: r["value"][1] for r in targets} == {"kube-state-metrics": "1", "kubelet": "2",
+                                                                         "opencost": "1"}
     cpu = get(twin.prometheus_url, "/api/v1/query_range", query='sum(rate(container_cpu_usage_seconds_total'
               '{namespace="kube-system", container!=""}[1m]))', start=str(START + 120), end=str(twin.clock.now()),
               step="15")

@@ -24,7 +24,9 @@ from .alertmanager import Alertmanager
 from .alertmanager_api import create_alertmanager_app
 from .exporters import Cadvisor, KubeStateMetrics, OtelCollector, targets
 from .metadata import MetadataRegistry
+from .opencost import OpenCost
 from .prometheus_api import create_app
+from .prometheus_rules import PrometheusRuleSync
 from .promql import Engine
 from .rules import RuleFile, RuleManager, parse_rule_file
 from .scrape import DEFAULT_INTERVAL, ScrapeLoop
@@ -49,20 +51,30 @@ class Monitoring:
         self.kube_state_metrics = self.scrape.add(KubeStateMetrics(store, targets.kube_state_metrics(rng)))
         self.cadvisor = self.scrape.add(Cadvisor(store, metrics))
         self.collector = self.scrape.add(OtelCollector())
-        self.rules.load(shipped_rule_files(), now=clock.now())
-        # Scrapes run before rule evaluations within a tick, so a rule sees the samples of its own moment.
+        # OpenCost (job "opencost"), scraped last: its emitter reads back what the others exposed before.
+        self.opencost = OpenCost(store, self.engine, clock.now, seed=seed)
+        self.scrape.add(self.opencost.exporter)
+        shipped = shipped_rule_files()
+        self.rules.load(shipped, now=clock.now())
+        # PrometheusRule objects, loaded beside the shipped files as the Operator has Prometheus load them.
+        self.prometheus_rules = PrometheusRuleSync(store, self.rules, shipped)
+        # Scrapes run before rule evaluations within a tick, so a rule sees the samples of its own moment,
+        # and so does a reload of changed PrometheusRules.
         self.scrape.attach(clock)
+        self.prometheus_rules.attach(clock)
         self.rules.attach(clock)
 
     def apps(self) -> dict[str, web.Application]:
-        """The Prometheus and Alertmanager HTTP APIs, to be served."""
+        """The Prometheus, Alertmanager and OpenCost HTTP APIs, to be served."""
         return {"prometheus": create_app(self.tsdb, self.engine, self.clock.now, metadata=self.metadata,
                                          rules=self.rules),
-                "alertmanager": create_alertmanager_app(self.alertmanager)}
+                "alertmanager": create_alertmanager_app(self.alertmanager),
+                "opencost": self.opencost.app()}
 
     def detach(self) -> None:
         """Stop scraping and evaluating (the clock may go on)."""
         self.scrape.detach()
+        self.prometheus_rules.detach()
         self.rules.detach()
 
 
