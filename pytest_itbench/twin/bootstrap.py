@@ -82,10 +82,16 @@ def node_name(cluster: str, index: int) -> str:
 
 
 def add_node(api: ResourceAPI, ctx: Ctx, name: str, index: int, capacity: dict | None = None,
-             labels: dict | None = None, arch: str = "amd64") -> dict:
-    """Register a Ready node with its lease, as a kubelet joining the cluster does."""
+             labels: dict | None = None, arch: str = "amd64", *, allocatable: dict | None = None,
+             annotations: dict | None = None, taints: list[dict] | None = None,
+             provider_id: str | None = None) -> dict:
+    """Register a Ready node with its lease, as a kubelet joining the cluster does.
+
+    ``index`` gives the node its InternalIP and pod CIDR. Allocatable is the capacity unless given (a cloud
+    node's kubelet reserves some); ``annotations``, ``taints`` and ``provider_id`` are what a cloud's node
+    template adds (the cluster autoscaler's nodes)."""
     cap = dict(NODE_CAPACITY, **(capacity or {}))
-    allocatable = dict(cap)
+    allocatable = dict(cap, **(allocatable or {}))
     now = api.clock.timestamp()
     digest = hashlib.sha256(name.encode()).hexdigest()
     node_labels = {
@@ -105,9 +111,9 @@ def add_node(api: ResourceAPI, ctx: Ctx, name: str, index: int, capacity: dict |
         "metadata": {"name": name, "labels": node_labels, "annotations": {
             "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///run/containerd/containerd.sock",
             "node.alpha.kubernetes.io/ttl": "0",
-            "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+            "volumes.kubernetes.io/controller-managed-attach-detach": "true", **(annotations or {})}},
         "spec": {"podCIDR": f"10.244.{index + 1}.0/24", "podCIDRs": [f"10.244.{index + 1}.0/24"],
-                 "providerID": f"kind://docker/itbench/{name}"},
+                 "providerID": provider_id or f"kind://docker/itbench/{name}"},
         "status": {
             "capacity": cap,
             "allocatable": allocatable,
@@ -130,6 +136,8 @@ def add_node(api: ResourceAPI, ctx: Ctx, name: str, index: int, capacity: dict |
             "images": [],
         },
     }
+    if taints:
+        node["spec"]["taints"] = [dict(t) for t in taints]
     created = _create(api, ctx, node)
     _create(api, ctx, {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",

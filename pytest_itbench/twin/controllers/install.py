@@ -31,6 +31,9 @@ CONTROLLERS: list[tuple[str, str]] = [
     ("node-lifecycle", "node_lifecycle:NodeLifecycle"),
     ("endpoints", "endpoints:EndpointsController"),
     ("endpointslice", "endpointslices:EndpointSliceController"),
+    # Last: it reads what the scheduler decided (unschedulable pods) and adds or removes nodes; idle until
+    # the node-group ConfigMaps exist (autoscaler/config.py).
+    ("cluster-autoscaler", "autoscaler.controller:ClusterAutoscaler"),
 ]
 
 
