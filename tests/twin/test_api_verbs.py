@@ -345,3 +345,15 @@ def test_watch_list_ends_its_initial_events_with_a_bookmark(raw):
     assert events[-1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     status, _, data = raw.request("GET", "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true")
     assert status == 422
+
+
+def test_deleting_a_persistent_volume_answers_with_the_volume_and_a_configmap_with_a_status(core):
+    # kube-apiserver's PersistentVolume registry returns the deleted object (ReturnDeletedObject); most return a
+    # Status. The official client is typed on the volume, and fails on a Status.
+    core.create_persistent_volume({"metadata": {"name": "archive"}, "spec": {
+        "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}})
+    deleted = core.delete_persistent_volume("archive")
+    assert deleted.kind == "PersistentVolume" and deleted.metadata.name == "archive"
+    core.create_namespaced_config_map("default", configmap("plain"))
+    status = json.loads(core.delete_namespaced_config_map("plain", "default", _preload_content=False).data)
+    assert status["kind"] == "Status" and status["status"] == "Success" and status["details"]["name"] == "plain"

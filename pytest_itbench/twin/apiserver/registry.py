@@ -394,6 +394,8 @@ class ResourceAPI:
             return self.to_version(obj, res)
         gone = self.store.delete(storage.bucket, meta.get("namespace", ""), meta["name"])
         self._after_write("delete", storage, gone, obj)
+        if (res.group, res.plural) in RETURNS_DELETED_OBJECT:
+            return self.to_version(gone, res)
         return success_status(res, gone)
 
     def delete_collection(self, res: Resource, namespace: str | None, label_selector: str | None,
@@ -435,6 +437,12 @@ def _allow_unconditional_update(res: Resource) -> bool:
 
 def default_propagation(res: Resource) -> str:
     return "Background"
+
+
+# Resources whose registry in kube-apiserver sets ReturnDeletedObject: an immediate DELETE answers with the
+# object as it was, not a Status (clients typed on the object, as the official Python client is for a
+# PersistentVolume, fail on a Status).
+RETURNS_DELETED_OBJECT = frozenset({("", "persistentvolumes"), ("", "podtemplates")})
 
 
 def success_status(res: Resource, obj: dict) -> dict:
