@@ -18,7 +18,7 @@ from . import hookspecs
 from .agents import registry as agent_registry
 from .agents.errors import AgentSpecError
 from .backends.twin import TwinBackend
-from .evaluate import ciso as ciso_evaluator, sre as sre_evaluator
+from .evaluate import ciso as ciso_evaluator, finops as finops_evaluator, sre as sre_evaluator
 from .faults.registry import check_scenario as check_faults
 from .report import allure as allure_report, carry, junit, leaderboard
 from .report.jsonl import ResultsFile
@@ -105,6 +105,7 @@ def pytest_configure(config):
         _run_catalog_when_no_paths(config)
     config.pluginmanager.register(sre_evaluator, "itbench-sre-evaluator")
     config.pluginmanager.register(ciso_evaluator, "itbench-ciso-evaluator")
+    config.pluginmanager.register(finops_evaluator, "itbench-finops-evaluator")
     config.stash[_KEPT] = []
     path = config.getoption("itbench_results")
     if path and carry.is_controller(config):

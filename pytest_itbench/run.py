@@ -19,12 +19,13 @@ from typing import Any, Callable, Iterator
 
 from kubernetes import client as k8s, dynamic
 
-from . import agent_access, ciso_setup
+from . import agent_access, ciso_setup, finops_setup
 from .agents.base import Submission, Task, Trajectory
 from .agents.errors import AgentFailure
 from .apps.catalog import application
 from .apps.deploy import deploy
 from .backends.base import Backend, Cluster
+from .evaluate import costs
 from .evaluate.mitigation import Health, health
 from .evaluate.signals import Alertmanager, Prometheus
 from .faults import registry as fault_registry
@@ -88,6 +89,7 @@ class Trial:
     faults: list[FaultRecord] = field(default_factory=list)
     task: Task | None = None  # what the agent was given (set when it starts)
     ciso: ciso_setup.CisoState | None = None  # what the CISO setup recorded (namespaces, policies to keep)
+    finops: finops_setup.FinopsState | None = None  # what the FinOps setup recorded (budget, rules)
     result: TrialResult = field(init=False)
 
     def __post_init__(self) -> None:
@@ -124,7 +126,7 @@ class Trial:
             if self.app is not None:
                 with self.phase("deploy"):
                     deploy(api, self.app, self.cluster.advance)
-                    if self.scenario.domain == "sre":
+                    if self.scenario.domain in ("sre", "finops"):
                         self.cluster.advance(BASELINE_WARMUP)
                         self.baseline = health(Prometheus(self.cluster.urls["prometheus"]), self.namespace,
                                                self.cluster.now())
@@ -136,6 +138,15 @@ class Trial:
                         raise EnvironmentBroken(str(exc)) from None
                     self.namespaces = self.ciso.namespaces
                     self.namespace = self.namespace or self.namespaces[0]
+            if self.scenario.finops is not None:
+                with self.phase("setup"):
+                    try:
+                        self.finops = finops_setup.prepare(api, self.scenario, self.scenario_dir, self.namespace,
+                                                           self.cluster.advance)
+                    except finops_setup.SetupError as exc:
+                        raise EnvironmentBroken(str(exc)) from None
+                    self.finops.firing_before = tuple(sorted(
+                        Alertmanager(self.cluster.urls["alertmanager"]).firing_names(self.namespace)))
             with self.phase("inject"):
                 for spec in self.scenario.faults:
                     fault = fault_registry.get(spec.fault)
@@ -163,6 +174,9 @@ class Trial:
         with self.phase("agent", f"{self.options.agent}, {task.time_limit:g} s limit"):
             with self.cluster.realtime():
                 self.agent_started = self.cluster.now()
+                if self.finops is not None:
+                    self.finops.spend_before_agent = costs.read(
+                        Prometheus(self.cluster.urls["prometheus"]), self.namespace, self.agent_started).namespace_cost
                 try:
                     self.submission = agent.run(task, self.trajectory)
                 except AgentFailure as exc:
@@ -230,6 +244,8 @@ class Trial:
         namespaces = self.namespaces or ("default",)
         account, home = agent_access.grant(self.cluster.api_client(), namespaces, f"{self.seed:x}",
                                            without_logs="logs" in self.options.without)
+        if self.scenario.finops is not None:
+            finops_setup.grant_extra(self.cluster.api_client(), account, home, f"{self.seed:x}")
         if self.scenario.ciso is not None:
             ciso_setup.grant_extra(self.cluster.api_client(), self.scenario, account, home, f"{self.seed:x}")
         self.agent_kubeconfig = self.cluster.agent_kubeconfig(account, home,

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..scenario.finops import FinopsGroundTruth
 from ..scenario.schema import EntityGroup, Scenario, SreGroundTruth
 from .base import Submission, Task, Trajectory, entity_name
 from .kubectl import Kubectl
@@ -46,8 +47,9 @@ class Oracle:
         kubectl = Kubectl(task, self.kubectl)
         if self.scenario.domain == "ciso":
             return self._ciso(task, trajectory, kubectl)
-        # FinOps shares SRE's ground-truth shape (entity groups, propagations, actions).
-        truth = SreGroundTruth.model_validate(self.scenario.ground_truth)
+        # FinOps shares SRE's ground-truth shape (entity groups, propagations, actions) and adds to it.
+        model = FinopsGroundTruth if self.scenario.domain == "finops" else SreGroundTruth
+        truth = model.model_validate(self.scenario.ground_truth)
         diagnosis = self._diagnosis(truth, kubectl, trajectory)
         _act(truth.recommended_actions, task, kubectl, trajectory)
         return Submission(diagnosis=diagnosis, notes="the scenario's ground truth (oracle)")

@@ -24,7 +24,7 @@ class TwinCluster:
         self.workdir = workdir
         self.admin_kubeconfig = twin.write_kubeconfig(os.path.join(workdir, "admin.kubeconfig"))
         self.urls = {"prometheus": twin.prometheus_url, "alertmanager": twin.alertmanager_url,
-                     "jaeger": twin.jaeger_url, "topology": twin.topology_url}
+                     "jaeger": twin.jaeger_url, "topology": twin.topology_url, "opencost": twin.opencost_url}
         self._client: k8s.ApiClient | None = None
 
     def api_client(self) -> k8s.ApiClient:

@@ -8,11 +8,11 @@ from pydantic import ValidationError
 
 from ..scenario.schema import Scenario
 from . import apiserver, autoscaling, chaos, config, flags, network, services, valkey, workloads
-from . import capacity, pods, scheduling
+from . import capacity, node_groups, pods, scheduling, spend
 from .base import Fault
 
-MODULES = (workloads, services, flags, chaos, network, config, autoscaling, valkey, apiserver,
-           pods, scheduling, capacity)
+MODULES = (workloads, services, flags, chaos, network, config, autoscaling, valkey, apiserver, spend,
+           pods, scheduling, capacity, node_groups)
 FAULTS: dict[str, Fault] = {f.name: f for module in MODULES for f in module.FAULTS}
 
 

@@ -26,6 +26,11 @@ from pytest_itbench.results import ERROR, FAILED, MTTD, MTTR, NTAM, PASSED, STEP
 
 _SUCCESS_CHECK = {MTTD: "diagnosis", MTTR: "mitigation"}
 
+# FinOps: ITBench's proximity to the optimal cost and efficiency, by the name the leaderboard gives it.
+PROXIMITY = {"CPU cost": "proximity_cpu_cost", "memory cost": "proximity_memory_cost",
+             "CPU efficiency": "proximity_cpu_efficiency", "memory efficiency": "proximity_memory_efficiency",
+             "cluster cost": "proximity_cluster_cost"}
+
 # pass@k columns: every k up to 3, then the usual round numbers, and always the number of runs itself,
 # so ten runs show pass@1, 2, 3, 5 and 10 rather than ten columns.
 _SHOWN_K = (1, 2, 3, 5, 10, 20, 50, 100)
@@ -94,6 +99,16 @@ def sections(results: list[TrialResult], ks: list[int]) -> list[list[Figures]]:
         values = [v for v in order if v in present] + sorted(present - set(order))
         found.append([summarize(v, [r for r in results if getattr(r, attribute) == v], ks) for v in values])
     return found
+
+
+def proximity(results: Iterable[TrialResult]) -> dict[str, float | None]:
+    """Each proximity figure averaged per scenario over its valid trials, then over the scenarios that have it."""
+    by_scenario = _by_scenario(r for r in results if r.outcome in (PASSED, FAILED))
+    means = {}
+    for label, figure in PROXIMITY.items():
+        per = [_mean(_values(rs, figure)) for rs in by_scenario.values()]
+        means[label] = _mean(x for x in per if x is not None)
+    return means
 
 
 def per_scenario(results: list[TrialResult], ks: list[int]) -> list[Figures]:

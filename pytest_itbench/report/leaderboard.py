@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from pytest_itbench.report.figures import Figures, per_scenario, sections, shown_k
+from pytest_itbench.report.figures import Figures, per_scenario, proximity, sections, shown_k
 from pytest_itbench.results import ERROR, FAILED, PASSED, TrialResult
 
 _NOTE = (
@@ -38,6 +38,7 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
     lead: list[Column] = [("group", lambda f: f.label, True), ("trials", lambda f: str(f.trials), False),
                           ("scen", lambda f: str(f.scenarios), False)]
     lines += _table(sections(results, ks), lead, ks)
+    lines += _proximity_line(results)
     if verbosity > 0:
         any_run = {r.scenario_id: r for r in results}  # every run of a scenario has its domain and level
         runs = _runs(results)
@@ -47,6 +48,15 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
         errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.scenario_id, r.run))
         lines += [f"error: {r.scenario_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
     return lines + [""] + list(_NOTE)
+
+
+def _proximity_line(results: list[TrialResult]) -> list[str]:
+    """FinOps: the mean proximity to the optimum (ITBench's 1 - |observed - optimal| / optimal), where measured."""
+    measured = {label: value for label, value in proximity(results).items() if value is not None}
+    if not measured:
+        return []
+    shown = ", ".join(f"{label} {value:.2f}" for label, value in measured.items())
+    return ["", f"finops proximity to the optimum (mean over scenarios): {shown}"]
 
 
 def _headline(results: list[TrialResult]) -> str:

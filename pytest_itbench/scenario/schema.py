@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .durations import parse_duration
+from .finops import FinopsGroundTruth, FinopsSetup
+from .sre_truth import EntityGroup, Propagation, SreGroundTruth  # noqa: F401  (re-exported)
 
 API_VERSION = "itbench.io/v1"
 DOMAINS = ("sre", "ciso", "finops")
@@ -26,30 +30,6 @@ CISO_RESULTS = ("pass", "fail", "skip", "error", "warn")
 
 TRUTH_PREFIX = "ground_truth."  # how the scenario's own check reports a ground-truth problem (the loader refines it)
 _ID = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$")
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
-
-
-def parse_duration(value: Any) -> float:
-    """Seconds from ``90``, ``"90s"``, ``"15m"``, ``"1h30m"``."""
-    if isinstance(value, bool):
-        raise ValueError("a duration is a number of seconds or text like 90s, 15m or 1h30m")
-    if isinstance(value, (int, float)):
-        if value <= 0:
-            raise ValueError("a duration must be positive")
-        return float(value)
-    if isinstance(value, str):
-        match = _DURATION.match(value.strip())
-        if match and any(match.groups()):
-            hours, minutes, seconds = (int(g or 0) for g in match.groups())
-            total = hours * 3600 + minutes * 60 + seconds
-            if total > 0:
-                return float(total)
-    raise ValueError(f"{value!r} is not a duration: write a number of seconds or text like 90s, 15m or 1h30m")
-
-
-Duration = Annotated[float, Field(description="seconds; YAML may say 90s, 15m or 1h30m")]
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -116,59 +96,6 @@ class Evaluation(_Model):
     @classmethod
     def _duration(cls, value):
         return parse_duration(value)
-
-
-class EntityGroup(_Model):
-    """A set of Kubernetes entities that count as one answer (ITBench's groundtruth ``groups``)."""
-
-    id: str
-    kind: str
-    namespace: str | None = None
-    filter: tuple[str, ...] = ()  # regular expressions over the entity's name
-    root_cause: bool = False
-
-    @field_validator("filter")
-    @classmethod
-    def _regexes(cls, patterns):
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
-        return patterns
-
-
-class Propagation(_Model):
-    source: str
-    target: str
-    condition: str = ""
-    effect: str = ""
-
-
-class SreGroundTruth(_Model):
-    groups: tuple[EntityGroup, ...] = Field(min_length=1)
-    aliases: tuple[tuple[str, ...], ...] = ()
-    propagations: tuple[Propagation, ...] = ()
-    recommended_actions: tuple[str, ...] = ()  # kubectl commands the oracle runs with the agent's rights
-
-    @model_validator(mode="after")
-    def _references(self):
-        ids = [g.id for g in self.groups]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise ValueError(f"group ids must be unique; repeated: {', '.join(dupes)}")
-        known = set(ids)
-        for alias in self.aliases:
-            unknown = [a for a in alias if a not in known]
-            if unknown:
-                raise ValueError(f"aliases name unknown groups: {', '.join(unknown)}")
-        for p in self.propagations:
-            for end in (p.source, p.target):
-                if end not in known:
-                    raise ValueError(f"propagation {p.source} -> {p.target} names unknown group {end!r}")
-        if not any(g.root_cause for g in self.groups):
-            raise ValueError("at least one group must be marked root_cause: true")
-        return self
 
 
 # ---- CISO --------------------------------------------------------------------------------------------------------
@@ -260,7 +187,7 @@ class CisoGroundTruth(_Model):
 
 def truth_model(domain: Any) -> type[_Model] | None:
     """The model a domain's ground truth is validated against, field by field (None: checked as a whole)."""
-    return CisoGroundTruth if domain == "ciso" else None
+    return {"ciso": CisoGroundTruth, "finops": FinopsGroundTruth}.get(domain)
 
 
 class Scenario(_Model):
@@ -279,6 +206,7 @@ class Scenario(_Model):
     expected_alerts: tuple[str, ...] = ()
     control: dict[str, str] | None = None  # the benchmark control (CISO): {benchmark, id}
     ciso: CisoSetup | None = None  # the CISO cluster's setup
+    finops: FinopsSetup | None = None  # the FinOps cluster's pricing, node groups and budget
     task: str = Field(min_length=1)
     time_limit: float = 900.0
     evaluation: Evaluation = Evaluation()
@@ -323,6 +251,10 @@ class Scenario(_Model):
             self._check_ciso()
         elif self.ciso is not None:
             raise ValueError(f"a {self.domain} scenario has no ciso section")
+        if self.domain == "finops":
+            self._check_finops()
+        elif self.finops is not None:
+            raise ValueError(f"a {self.domain} scenario has no finops section")
         return self
 
     def _check_category(self) -> None:
@@ -359,8 +291,24 @@ class Scenario(_Model):
         if self.category == "kyverno-update" and not truth.expected:
             raise ValueError("a kyverno-update scenario lists ground_truth.expected: the results wanted per resource")
 
+    def _check_finops(self) -> None:
+        if self.finops is None:
+            # As for CISO: no priced cluster to build and nothing for the FinOps evaluator to grade, a stand-in
+            # graded by a project's own evaluator (the plugin's tests use such). The catalog's all give one.
+            return
+        if not self.application:
+            raise ValueError("a finops scenario names its application")
+        try:
+            FinopsGroundTruth.model_validate(self.ground_truth)
+        except ValidationError as exc:  # the loader reports each problem at its line (truth_problems)
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ValueError(f"{TRUTH_PREFIX}{where}: {first['msg']}") from None
+
     def referenced_files(self) -> list[tuple[tuple, str]]:
         """(field path, file relative to the scenario file) for every file the scenario names."""
+        if self.domain == "finops" and self.finops is not None:
+            return [(("finops", "manifests", i), f) for i, f in enumerate(self.finops.manifests)]
         if self.domain != "ciso" or self.ciso is None:
             return []
         files = [(("ciso", *loc), f) for loc, f in self.ciso.files()]
@@ -384,7 +332,9 @@ class Scenario(_Model):
         return self.complexity or "medium"
 
     @property
-    def truth(self) -> SreGroundTruth | CisoGroundTruth | dict:
+    def truth(self) -> SreGroundTruth | CisoGroundTruth | FinopsGroundTruth | dict:
+        if self.domain == "finops":
+            return FinopsGroundTruth.model_validate(self.ground_truth)
         if self.domain == "sre":
             return SreGroundTruth.model_validate(self.ground_truth)
         if self.domain == "ciso" and self.ciso is not None:

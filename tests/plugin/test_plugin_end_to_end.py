@@ -77,3 +77,25 @@ def test_the_ciso_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
                               timeout=600)
     assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr
     assert outcomes(tmp_path / "noop.jsonl") == {sid: "failed" for sid in expected}
+
+
+def test_the_finops_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
+    """Every FinOps scenario: the oracle cuts the spend (or raises the budget where the rise was legitimate) and
+    comes close to the optimal cost; noop leaves every cost alert firing."""
+    directory = catalog.bundled() / "finops"
+    expected = {load(path).id for path in directory.glob("*.yaml")}
+    assert len(expected) >= 10
+    project = Project(tmp_path)
+    project.write("conftest.py", "")
+    oracle = project.subprocess("-n", "2", "--itbench-agent=oracle", "--itbench-results=oracle.jsonl",
+                                str(directory), timeout=600)
+    assert oracle.returncode == 0, oracle.stdout[-6000:] + oracle.stderr
+    assert outcomes(tmp_path / "oracle.jsonl") == {sid: "passed" for sid in expected}
+    for record in map(json.loads, (tmp_path / "oracle.jsonl").read_text().splitlines()):
+        proximity = {k: v for k, v in record["figures"].items() if k.startswith("proximity_")}
+        assert proximity and min(proximity.values()) > 0.75, (record["scenario_id"], proximity)
+    assert "proximity" in oracle.stdout  # the leaderboard's FinOps block
+    noop = project.subprocess("-n", "2", "--itbench-agent=noop", "--itbench-results=noop.jsonl", str(directory),
+                              timeout=600)
+    assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr
+    assert outcomes(tmp_path / "noop.jsonl") == {sid: "failed" for sid in expected}

@@ -5,6 +5,7 @@ import re
 from pytest_itbench.report.leaderboard import render
 
 from .test_figures import catalog
+from .trials import trial
 
 
 def table(lines, header_start):
@@ -75,3 +76,16 @@ def test_verbose_adds_scenarios_and_errors():
 def test_uneven_runs_are_said_so():
     results = catalog()[:5]  # a: 4 runs, b: 1 run
     assert render(results)[0] == "agent oracle on twin: 5 trials of 2 scenarios, 1 to 4 runs each"
+
+
+def test_finops_proximity_is_averaged_per_scenario_then_over_scenarios():
+    results = [
+        trial("cost-a", 1, "P", domain="finops", proximity_cpu_cost=1.0, proximity_memory_cost=0.5),
+        trial("cost-a", 2, "F", domain="finops", proximity_cpu_cost=0.5),  # cost-a's CPU: (1.0 + 0.5) / 2
+        trial("cost-b", 1, "F", domain="finops", proximity_cpu_cost=0.25),
+        trial("cost-c", 1, "E", domain="finops", proximity_cpu_cost=0.0),  # an error is no attempt
+    ]
+    [line] = [x for x in render(results) if x.startswith("finops proximity")]
+    # CPU: (0.75 + 0.25) / 2; memory: cost-a alone
+    assert line == "finops proximity to the optimum (mean over scenarios): CPU cost 0.50, memory cost 0.50"
+    assert not [x for x in render([trial("s", 1, "P")]) if "proximity" in x]  # no FinOps, no line
