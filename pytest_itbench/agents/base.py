@@ -113,8 +113,10 @@ class Step:
     tokens_out: int = 0
     started: float = 0.0
     ended: float = 0.0
+    tool: str = ""  # the tool the action called (kubectl, promql, submit, ...); "" when not recorded
+    error: str = ""  # why the action failed (a non-zero exit, an unknown tool, ...); "" when it did not
 
-    TEXTS = ("thought", "action", "observation")
+    TEXTS = ("thought", "action", "observation", "tool", "error")
     COUNTS = ("tokens_in", "tokens_out")
     TIMES = ("started", "ended")
 
@@ -157,10 +159,10 @@ class Trajectory:
     problems: list[str] = field(default_factory=list)
 
     def add(self, thought: str = "", action: str = "", observation: str = "", tokens_in: int = 0,
-            tokens_out: int = 0, started: float | None = None) -> Step:
+            tokens_out: int = 0, started: float | None = None, *, tool: str = "", error: str = "") -> Step:
         now = time.time()
         step = Step(thought, action, observation, tokens_in, tokens_out, started if started is not None else now,
-                    now)
+                    now, tool, error)
         self.steps.append(step)
         return step
 

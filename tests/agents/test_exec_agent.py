@@ -167,7 +167,7 @@ lines = [
      "tokens_out": 5, "started": 100.0, "ended": 101.0},
     "not an object",
     {"action": "curl", "tokens_in": -1},
-    {"action": "scale", "tool": "kubectl"},
+    {"action": "scale", "tool": "kubectl", "confidence": "high"},
 ]
 with open(os.environ["ITBENCH_TRAJECTORY"], "a") as fh:
     for line in lines:
@@ -182,13 +182,13 @@ def test_trajectory_lines_are_read_back_and_bad_ones_reported_without_failing(ma
     trajectory = Trajectory()
     submission = ExecAgent([sys.executable, str(script("traj.py", TRAJECTORY_PY))]).run(make_task(), trajectory)
     assert submission.diagnosis is None
-    assert [(s.action, s.observation, s.tokens_in + s.tokens_out) for s in trajectory.steps] == [
-        ("kubectl get pods", '{"pods": 3}', 15), ("scale", "", 0)]
+    assert [(s.action, s.observation, s.tokens_in + s.tokens_out, s.tool) for s in trajectory.steps] == [
+        ("kubectl get pods", '{"pods": 3}', 15, ""), ("scale", "", 0, "kubectl")]
     assert trajectory.tokens == 15
     problems = "\n".join(trajectory.problems)
     assert "trajectory.jsonl:2: a step is a JSON object, got str" in problems
     assert "trajectory.jsonl:3: tokens_in must be a whole number" in problems
-    assert "trajectory.jsonl:4: ignored unknown fields tool" in problems
+    assert "trajectory.jsonl:4: ignored unknown fields confidence" in problems
     assert "trajectory.jsonl:5: not JSON" in problems
     assert len(trajectory.problems) == 4
 
