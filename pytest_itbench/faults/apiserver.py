@@ -1,10 +1,19 @@
-"""A load generator that hammers the Kubernetes API server with list requests, as ITBench's
-``workload-scanner``: a ServiceAccount allowed to read workloads cluster-wide, a script in a ConfigMap, and a
-Deployment of five replicas running it.
+"""A scanner that polls the Kubernetes API server without pause, as ITBench's ``workload-scanner``: a
+ServiceAccount allowed to read workloads cluster-wide, a script in a ConfigMap, and a Deployment running it
+(five replicas by default).
 
-On a real cluster the surge slows the API server and, through it, whatever depends on it. The embedded twin
-does not model the API server's own latency under load (it answers every request at once and exports no
-``apiserver_request_duration_seconds``), so on the twin this fault creates its objects and shows no symptom.
+Each replica runs kubectl in a shell loop: list every kind it may read across all namespaces, sleep
+``1/requestsPerSecond``, again. A kubectl run is a process start plus decoding every object it lists, about a
+tenth of a CPU second on a small cluster, so a loop that hardly sleeps keeps close to one core busy. The
+replicas request a quarter of a core (the Kubernetes documentation's example request) and set no CPU limit.
+Where they want more CPU than their node has, the CFS divides it by CPU requests, and an application whose
+containers request none (the astronomy shop's) is left a few millicores: its requests crawl and
+``HighRequestLatency`` fires. On a kind cluster every node shares the host's cores, so a few replicas can
+be enough; the embedded twin's nodes have eight cores each, so it takes enough replicas to outnumber them
+(ten per node at the default pace). The twin reads each loop's CPU from the script's text and shares each
+node as the CFS does; it does not model the API server's own CPU (it has no control-plane node). Deleting
+the Deployment, or scaling it to zero, is the repair; taking its rights away is not (kubectl still starts,
+and fails, as often).
 """
 
 from __future__ import annotations
@@ -24,27 +33,16 @@ READS = [
      "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["get", "list", "watch"]},
 ]
-# Our own script: list every kind it may read, across all namespaces, at RPS requests a second.
-SCRIPT = """import os, time
-from kubernetes import client, config
-
-config.load_incluster_config()
-core, apps, batch = client.CoreV1Api(), client.AppsV1Api(), client.BatchV1Api()
-calls = [core.list_pod_for_all_namespaces, core.list_service_for_all_namespaces, core.list_node,
-         core.list_namespace, apps.list_deployment_for_all_namespaces, apps.list_replica_set_for_all_namespaces,
-         apps.list_stateful_set_for_all_namespaces, batch.list_job_for_all_namespaces]
-rps = float(os.environ["RPS"])
-end = time.time() + float(os.environ["DURATION"])
-n = 0
-while time.time() < end:
-    started = time.time()
-    try:
-        calls[n % len(calls)](_request_timeout=10)
-    except Exception as exc:
-        print(f"request failed: {exc}", flush=True)
-    n += 1
-    time.sleep(max(0.0, 1.0 / rps - (time.time() - started)))
+# Our own script: list every kind the scanner may read, across all namespaces, then pause; forever.
+SCRIPT = """#!/bin/sh
+# Inventory of every workload in the cluster, as often as INTERVAL allows.
+while true; do
+  kubectl get pods,services,deployments,replicasets,statefulsets,jobs,cronjobs -A -o name >/dev/null
+  kubectl get nodes,namespaces -o name >/dev/null
+  sleep "$INTERVAL"
+done
 """
+IMAGE = "bitnami/kubectl:1.31"
 
 
 class _Model(BaseModel):
@@ -66,10 +64,10 @@ class SurgeArgs(FaultArgs):
 
 class ApiServerRequestSurge(Fault):
     name = "kubernetes-api-server-request-surge"
-    description = "Deploys a load generator that floods the API server with list requests."
+    description = "Deploys a scanner whose kubectl loops poll the API server without pause."
     Args = SurgeArgs
     target_kinds = ("Namespace",)
-    # ITBench's expectation on a real cluster; the twin cannot show it (see the module's docstring).
+    # On the application, once the scanner outnumbers the cores of its nodes (see the module's docstring).
     expected_alerts = ("HighRequestLatency",)
 
     def inject(self, api: ApiClient, record: FaultRecord) -> None:
@@ -87,7 +85,7 @@ class ApiServerRequestSurge(Fault):
                 "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}]})),
             ("configmap", lambda: core.create_namespaced_config_map(ns, {
                 "metadata": {"name": f"{NAME}-script"},
-                "data": {"requirements.txt": "kubernetes\n", "generate_load.py": SCRIPT}})),
+                "data": {"scan.sh": SCRIPT}})),
             ("deployment", lambda: apps.create_namespaced_deployment(ns, _deployment(args))),
         ]
         created = record.saved.setdefault("created", [])
@@ -124,6 +122,7 @@ class ApiServerRequestSurge(Fault):
 
 
 def _deployment(args: SurgeArgs) -> dict:
+    interval = 1.0 / args.loadGenerator.options.requestsPerSecond
     return {
         "metadata": {"name": NAME, "labels": LABELS},
         "spec": {
@@ -132,15 +131,13 @@ def _deployment(args: SurgeArgs) -> dict:
             "template": {"metadata": {"labels": LABELS}, "spec": {
                 "serviceAccountName": NAME,
                 "containers": [{
-                    "name": "load-generator", "image": "python:3.12-slim",
-                    "command": ["/bin/sh", "-c",
-                                "pip install -r /opt/load/requirements.txt && python3 /opt/load/generate_load.py"],
-                    "env": [{"name": "RPS", "value": str(args.loadGenerator.options.requestsPerSecond)},
-                            {"name": "DURATION", "value": "3600"}],
-                    "volumeMounts": [{"name": "load", "mountPath": "/opt/load", "readOnly": True}],
-                    "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
-                                  "limits": {"cpu": "200m", "memory": "128Mi"}}}],
-                "volumes": [{"name": "load", "configMap": {"name": f"{NAME}-script"}}]}}}}
+                    "name": "scanner", "image": IMAGE,
+                    "command": ["/bin/sh", "/opt/scan/scan.sh"],
+                    "env": [{"name": "INTERVAL", "value": f"{interval:.3f}"}],
+                    "volumeMounts": [{"name": "scan", "mountPath": "/opt/scan", "readOnly": True}],
+                    # A request and no CPU limit, as a batch job written in a hurry has them.
+                    "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}}}],
+                "volumes": [{"name": "scan", "configMap": {"name": f"{NAME}-script"}}]}}}}
 
 
 FAULTS = (ApiServerRequestSurge(),)

@@ -1,4 +1,4 @@
-"""Configuration, autoscaling, Valkey and API-server faults on the twin's astronomy shop: each is injected through
+"""Configuration, autoscaling and Valkey faults on the twin's astronomy shop: each is injected through
 the official client, fires the alerts it declares, and clears once removed."""
 
 from __future__ import annotations
@@ -7,8 +7,6 @@ import base64
 
 import pytest
 from kubernetes import client
-
-from pytest_itbench.faults import get
 
 from .twins import AppTwin, check_fault
 
@@ -64,22 +62,3 @@ def test_valkey_out_of_memory_crash_loops(shop):
                 {("KubePodCrashLooping", "valkey-cart"), ("HighRequestErrorRate", "frontend")}, container="valkey-cart")
     spec = client.AppsV1Api(shop.api).read_namespaced_deployment("valkey-cart", SHOP).spec.template.spec
     assert spec.volumes is None and spec.containers[0].command is None
-
-
-def test_api_server_request_surge_creates_and_removes_its_load_generator(shop):
-    """The twin answers API requests without modelling the server's latency under load, so HighRequestLatency,
-    which ITBench expects on a real cluster, has no signal here: only the objects are checked."""
-    apps, rbac = client.AppsV1Api(shop.api), client.RbacAuthorizationV1Api(shop.api)
-    record = shop.inject("kubernetes-api-server-request-surge", {"kind": "Namespace", "name": SHOP},
-                         loadGenerator={"options": {"requestsPerSecond": 100}})
-    scanner = apps.read_namespaced_deployment("workload-scanner", SHOP)
-    assert scanner.spec.replicas == 5 and scanner.spec.template.spec.service_account_name == "workload-scanner"
-    assert scanner.spec.template.spec.containers[0].env[0].value == "100"
-    assert rbac.read_cluster_role_binding(f"workload-scanner-{SHOP}").subjects[0].namespace == SHOP
-    shop.twin.warp(60)
-    shop.remove(record)
-    assert record.saved["created"] == []
-    assert "workload-scanner" not in [d.metadata.name for d in apps.list_namespaced_deployment(SHOP).items]
-    with pytest.raises(ValueError, match="greater than or equal to 1"):
-        get("kubernetes-api-server-request-surge").check(record.target, {"loadGenerator": {"options": {
-            "requestsPerSecond": 0}}})

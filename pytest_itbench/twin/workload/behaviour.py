@@ -110,13 +110,15 @@ class SheetBehaviour:
     def _record(self, ctx: ContainerContext, sheet: Sheet, name: str, service: Service,
                 ports: dict[int, str]) -> Instance:
         meta = ctx.pod["metadata"]
-        limits = (ctx.container.get("resources") or {}).get("limits") or {}
+        resources = ctx.container.get("resources") or {}
+        limits = resources.get("limits") or {}
         argv = tuple(expand_argv(list(ctx.container.get("command") or []) + list(ctx.container.get("args") or []),
                                  ctx.env))
         instance = Instance(sheet, name, service, meta.get("namespace", ""), meta["name"], meta["uid"],
                             ctx.container["name"], ctx.restart_count, ctx.started, dict(ctx.env), argv, ports,
                             _quantity(limits.get("memory"), int), _quantity(limits.get("cpu"), float),
-                            ContainerLoad(ctx.started, service.cpu, service.memory, updated=ctx.started))
+                            ContainerLoad(ctx.started, service.cpu, service.memory, updated=ctx.started),
+                            cpu_request=_quantity((resources.get("requests") or {}).get("cpu"), float))
         if service.serves_flags:
             instance.flag_config, instance.flag_snapshot = flag_definitions(ctx, service.serves_flags)
         self.instances.add(instance)

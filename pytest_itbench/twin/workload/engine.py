@@ -11,7 +11,10 @@ A step (every few simulated seconds) works on counts, not requests:
    attempts and the share of them that reach each callee;
 3. each (instance, operation)'s count becomes span-metrics increments (server and client spans, by
    status, with their duration buckets), log lines, Kafka writes, CPU and memory for its container
-   (which its process reports to the kubelet), and a few sampled traces.
+   (which its process reports to the kubelet), and a few sampled traces;
+4. what the instances and the looping API clients (:mod:`.clientpods`) on one node ask of its CPU is
+   shared as the CFS shares it (:mod:`.contention`): an instance that gets less than it asks falls
+   behind (:func:`.usage.saturate`).
 """
 
 from __future__ import annotations
@@ -26,11 +29,15 @@ from ..store import Change, Store
 from ..telemetry.appmetrics import AppSample
 from ..telemetry.spans import SpanKey, SpanSeries, TraceSink
 from ..telemetry.topology import ServiceCall, ServiceRef
+from . import contention
 from . import flags as flag_values
 from .applogs import AppLogs
 from .behaviour import SheetBehaviour
 from .chaos.faults import Injected
-from .instances import Instance, Instances
+from .clientloops import cost as loop_cost
+from .clientpods import ClientLoopBehaviour, LoopRun
+from .contention import Claim, shares
+from .instances import ContainerLoad, Instance, Instances
 from .kafka import Kafka
 from .load import task_rates, users
 from .network.connections import ClusterNetwork
@@ -63,9 +70,11 @@ class Workload:
         self.sheets = list(sheets)
         self.step_seconds = step
         self.instances = Instances()
+        self.loops = Instances()  # the looping API clients' runs, kept as the instances are
         self.behaviour = SheetBehaviour(self.sheets, self.instances)
         if kubelet is not None:
-            kubelet.behaviours.add(self.behaviour)
+            kubelet.behaviours.add(ClientLoopBehaviour(self.loops))
+            kubelet.behaviours.add(self.behaviour)  # asked first: a sheet's container is the sheet's
             # Containers' own connections (init containers' `nc -z kafka 9092`) follow this engine's network model.
             kubelet.network = ClusterNetwork(store, kubelet.listening)
         self.chaos = Injected()
@@ -76,6 +85,9 @@ class Workload:
         self.traces: TraceSampler | None = None
         self.outcomes: Outcomes | None = None
         self.running: list[Instance] = []
+        self.running_loops: list[LoopRun] = []
+        self._nodes: dict[tuple[str, str, str], str] = {}  # container key -> its node's name
+        self._node_cpus: dict[str, float] = {}  # node -> allocatable cores
         self._states: dict[Instance, InstanceState] = {}
         self._conditions: dict[Instance, Conditions] = {}
         self._order: list[Node] = []
@@ -154,6 +166,8 @@ class Workload:
             self._pods = {(p["metadata"].get("namespace", ""), p["metadata"]["name"]): p
                           for p in self.store.list("pods")[0]}
             self.running = self.instances.running(self._pods)
+            self.running_loops = self.loops.running(self._pods)
+            self._place()
             self.router.refresh(self._pods, self.running, now)
             self._states = {i: self._states.get(i) or InstanceState() for i in self.running}
             self.logs.forget(set(self.running))
@@ -161,13 +175,32 @@ class Workload:
         elif self.outcomes is None or any(outcomes_stale(s) for s in self._states.values()):
             self._rebuild()
 
+    def _place(self) -> None:
+        """Where each running container is, its node's CPU, and what the looping clients cost now."""
+        self._nodes = {}
+        for run in [*self.running, *self.running_loops]:
+            pod = self._pods.get((run.namespace, run.pod)) or {}
+            self._nodes[run.key] = (pod.get("spec") or {}).get("nodeName") or ""
+        self._node_cpus = {name: self._node_cpu(name) for name in set(self._nodes.values())}
+        counted: dict[tuple[str, str | None], int] = {}
+
+        def count(bucket: str, namespace: str | None) -> int:
+            if (bucket, namespace) not in counted:
+                counted[(bucket, namespace)] = (len(self.store.list(bucket, namespace)[0]) if namespace
+                                                else self.store.count(bucket))
+            return counted[(bucket, namespace)]
+
+        for run in self.running_loops:
+            run.cost = loop_cost(run.loop, count)
+
     def _rebuild(self) -> None:
         self._conditions = {}
         for instance in self.running:
             state = self._states[instance]
             mark_seen(state)
             self._conditions[instance] = Conditions(
-                flags=self._flags(instance), factor=state.factor, wait=state.wait, leaked=state.leaked,
+                flags=self._flags(instance), factor=state.factor, wait=state.wait, speed=state.speed,
+                leaked=state.leaked,
                 jvm=list(self.chaos.jvm_in(instance.key, self._container_id(instance))),
                 io=list(self.chaos.io_in(instance.key, self._container_id(instance))))
         self.outcomes = Outcomes(self.router, self.chaos, lambda i: self._conditions.get(i) or Conditions())
@@ -286,8 +319,7 @@ class Workload:
             for effect in outcome.effects:
                 if effect.memory_growth:
                     self._states[instance].leaked += n * effect.memory_growth
-        for instance in self.running:
-            self._usage(instance, arrivals.get(instance, 0.0), cpu_time.get(instance, 0.0), end, dt)
+        self._usage(arrivals, cpu_time, end, dt)
 
     def _spans(self, instance: Instance, outcome: Outcome, n: float) -> None:
         op = outcome.op
@@ -337,18 +369,50 @@ class Workload:
                 self.logs.write(instance, template, n, start, end, stream=logs.stream)
 
     # ---- CPU and memory -----------------------------------------------------------------------------------------------
-    def _usage(self, instance: Instance, arrived: float, cpu_time: float, now: float, dt: float) -> None:
-        state = self._states[instance]
+    def _usage(self, arrivals: dict[Instance, float], cpu_time: dict[Instance, float], now: float,
+               dt: float) -> None:
+        """Each container's ask of its node's CPU, shared out; then each instance's queue and memory."""
+        asks: dict[Instance, tuple] = {}  # instance -> (arrival rate, CPU per request, background, its stressors)
+        claims: dict[tuple[str, str, str], Claim] = {}
+        nodes: dict[str, list[Claim]] = defaultdict(list)
+        for instance in self.running:
+            arrived = arrivals.get(instance, 0.0)
+            per_request = cpu_time.get(instance, 0.0) / arrived if arrived > 0 else 0.0
+            stress = self.chaos.stress_on(instance.key, self._container_id(instance))
+            background = self._background(instance, stress)
+            asks[instance] = (arrived / dt, per_request, background, stress)
+            # A queued request wants the CPU as much as a new one: a process with a backlog runs flat out.
+            state = self._states[instance]
+            demand = background + (arrived + state.backlog) / dt * (per_request or state.per_request)
+            claims[instance.key] = Claim(demand, shares(instance.cpu_request), instance.cpu_limit)
+        for run in self.running_loops:
+            claims[run.key] = Claim(run.cost.cpu, shares(run.cpu_request), run.cpu_limit)
+        for key, claim in claims.items():
+            nodes[self._nodes.get(key, "")].append(claim)
+        for node, shared in nodes.items():
+            contention.share(self._node_cpus.get(node, DEFAULT_NODE_CPU), shared)
+        for instance in self.running:
+            claim = claims[instance.key]
+            self._states[instance].speed = claim.speed
+            self._saturate(instance, *asks[instance], claim.capacity, now, dt)
+        for run in self.running_loops:
+            run.load.cpu, run.load.updated = claims[run.key].granted, now
+            self._report(run.load, run.key, None, now)
+
+    def _background(self, instance: Instance, stress) -> float:
+        """Cores the instance burns whatever its traffic: idle work, a flag's busy threads, stressors."""
         cond = self._conditions.get(instance) or Conditions()
         background = instance.service.cpu
         for effect in instance.service.flags:
             if effect.cpu and flag_values.active(cond.flags.get(effect.flag)):
                 background += effect.cpu
-        stress = self.chaos.stress_on(instance.key, self._container_id(instance))
-        background += stress.cpu + sum(f.cpu for f in cond.jvm if f.action == "stress")
-        capacity = instance.cpu_limit or self._node_cpu(instance)
-        per_request = cpu_time / arrived if arrived > 0 else 0.0
-        saturate(state, arrived / dt, per_request, background, capacity, dt)
+        return background + stress.cpu + sum(f.cpu for f in cond.jvm if f.action == "stress")
+
+    def _saturate(self, instance: Instance, rate: float, per_request: float, background: float, stress,
+                  capacity: float, now: float, dt: float) -> None:
+        state = self._states[instance]
+        cond = self._conditions.get(instance) or Conditions()
+        saturate(state, rate, per_request, background, capacity, dt)
         memory = instance.service.memory + int(state.leaked) + stress.memory
         if instance.fill is not None:
             memory += int(instance.fill.rate * max(0.0, now - instance.started - instance.fill.after))
@@ -356,19 +420,18 @@ class Workload:
             memory += int(0.8 * ((instance.memory_limit or memory * 2) - memory))
         load = instance.load
         load.cpu, load.memory, load.updated = state.cpu, memory, now
-        self._report(instance, now)
+        self._report(load, instance.key, instance.memory_limit, now)
 
-    def _report(self, instance: Instance, now: float) -> None:
+    def _report(self, load: ContainerLoad, key: tuple[str, str, str], memory_limit: int | None, now: float) -> None:
         """Have the kubelet look at the container when its usage moved (or it went over its memory limit)."""
-        load = instance.load
         if self.kubelet is None:
             return
-        over = instance.memory_limit is not None and load.memory > instance.memory_limit
+        over = memory_limit is not None and load.memory > memory_limit
         cpu0, memory0 = load.reported
         moved = abs(load.cpu - cpu0) > 0.02 * max(cpu0, 0.001) or abs(load.memory - memory0) > 0.02 * memory0
         if over or (moved and now - load.reported_at >= USAGE_REPORT_EVERY):
             load.reported, load.reported_at = (load.cpu, load.memory), now
-            self.kubelet.enqueue(("pod", instance.namespace, instance.pod))
+            self.kubelet.enqueue(("pod", key[0], key[1]))
 
     def _container_id(self, instance: Instance) -> str:
         """The runtime's id of the instance's container run, as the pod's status reports it."""
@@ -378,9 +441,8 @@ class Workload:
                 return status.get("containerID") or ""
         return ""
 
-    def _node_cpu(self, instance: Instance) -> float:
-        pod = self._pods.get((instance.namespace, instance.pod)) or {}
-        node = self.store.get("nodes", "", (pod.get("spec") or {}).get("nodeName") or "") or {}
+    def _node_cpu(self, name: str) -> float:
+        node = self.store.get("nodes", "", name) or {}
         allocatable = ((node.get("status") or {}).get("allocatable") or {}).get("cpu")
         return float(quantity.value(allocatable)) if allocatable else DEFAULT_NODE_CPU
 

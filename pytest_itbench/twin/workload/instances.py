@@ -48,6 +48,7 @@ class Instance:
     flag_config: tuple[str, str] | None = None  # flagd: the ConfigMap (name, key) its flag definitions come from
     flag_snapshot: str | None = None  # flagd: the definitions as copied at start; None: it reads the ConfigMap live
     fill: Fill | None = None  # a wrapper script that keeps writing into its store
+    cpu_request: float | None = None  # cores; its weight when its node's CPU is contended
 
     @property
     def key(self) -> tuple[str, str, str]:

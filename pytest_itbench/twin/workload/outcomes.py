@@ -48,6 +48,7 @@ class Conditions:
     flags: flag_values.FlagValues = field(default_factory=dict)
     factor: float = 1.0  # CPU saturation's effect on processing time
     wait: float = 0.0  # time a request queues for CPU
+    speed: float = 1.0  # share of one core a request's CPU work runs at (below 1 on an oversubscribed node)
     leaked: float = 0.0  # bytes a flag's leak has retained
     jvm: list[JvmFault] = field(default_factory=list)
     io: list[IoFault] = field(default_factory=list)
@@ -145,7 +146,9 @@ class Outcomes:
 
     def _own_latency(self, instance: Instance, op: Operation, cond: Conditions,
                      effects: list[FlagEffect]) -> Mixture:
-        own = Mixture.lognormal(op.latency.median * cond.factor, op.latency.spread).shift(cond.wait)
+        # On an oversubscribed node the request's own CPU time is spread over the slices the scheduler gives it.
+        stretch = op.cpu * (1.0 / cond.speed - 1.0) if cond.speed < 1.0 else 0.0
+        own = Mixture.lognormal(op.latency.median * cond.factor, op.latency.spread).shift(cond.wait + stretch)
         leak_latency = sum(e.latency_per_mib for e in instance.service.flags
                            if e.latency_per_mib and flag_values.active(cond.flags.get(e.flag)))
         own = own.shift(leak_latency * cond.leaked / MiB)
