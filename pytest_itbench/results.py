@@ -16,6 +16,11 @@ PASSED, FAILED, ERROR = "passed", "failed", "error"
 # them). Times are seconds from the agent's start; a figure the trial could not score is left out or None.
 MTTD, MTTR, NTAM, STEPS, TOKENS = "mttd", "mttr", "ntam", "steps", "tokens"
 TTP = "ttp"  # CISO: time to posture, seconds from the agent's start to its submission when the posture is right
+# What the agent's trajectory shows (report/trajectory_analysis.py): counts of its steps, and its tokens
+# priced by the session's price table (None when some tokens could not be priced).
+TOOL_CALLS, REPEATED_ACTIONS, LONGEST_REPEAT = "tool_calls", "repeated_actions", "longest_repeat"
+UNKNOWN_TOOLS, FAILED_COMMANDS = "unknown_tools", "failed_commands"
+TOKENS_IN, TOKENS_OUT, COST_USD = "tokens_in", "tokens_out", "cost_usd"
 
 
 @dataclass

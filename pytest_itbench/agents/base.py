@@ -115,8 +115,9 @@ class Step:
     ended: float = 0.0
     tool: str = ""  # the tool the action called (kubectl, promql, submit, ...); "" when not recorded
     error: str = ""  # why the action failed (a non-zero exit, an unknown tool, ...); "" when it did not
+    model: str = ""  # the language model that took this step, when it differs from Trajectory.model
 
-    TEXTS = ("thought", "action", "observation", "tool", "error")
+    TEXTS = ("thought", "action", "observation", "tool", "error", "model")
     COUNTS = ("tokens_in", "tokens_out")
     TIMES = ("started", "ended")
 
@@ -157,12 +158,15 @@ class Trajectory:
     # What went wrong in recording, without failing the trial: unreadable trajectory lines,
     # processes an exec agent left behind.
     problems: list[str] = field(default_factory=list)
+    # The language model the agent used (``gpt-4o``, ...), so its tokens can be priced; "" for none.
+    model: str = ""
 
     def add(self, thought: str = "", action: str = "", observation: str = "", tokens_in: int = 0,
-            tokens_out: int = 0, started: float | None = None, *, tool: str = "", error: str = "") -> Step:
+            tokens_out: int = 0, started: float | None = None, *, tool: str = "", error: str = "",
+            model: str = "") -> Step:
         now = time.time()
         step = Step(thought, action, observation, tokens_in, tokens_out, started if started is not None else now,
-                    now, tool, error)
+                    now, tool, error, model)
         self.steps.append(step)
         return step
 

@@ -18,6 +18,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -87,7 +88,7 @@ class Oracle:
             shutil.copy(source, target)  # keeps the mode: a reference script stays executable
             trajectory.add(thought=f"reference solution: {role}", action=f"cp {shlex.quote(str(source))} "
                            f"{shlex.quote(str(target))}", observation=f"{target.stat().st_size} bytes",
-                           started=started)
+                           started=started, tool="cp")
             artifacts[role] = target.name
         _act(truth.get("recommended_actions") or (), task, kubectl, trajectory)
         return Submission(artifacts=artifacts, notes="the scenario's reference solution (oracle)")
@@ -110,7 +111,7 @@ def _locate(group: EntityGroup, kubectl: Kubectl, trajectory: Trajectory) -> str
     else:
         observation = result.stderr.strip()[:OBSERVATION_CHARS]
     trajectory.add(thought=f"locate ground-truth group {group.id}", action="kubectl " + shlex.join(args),
-                   observation=observation, started=started)
+                   observation=observation, started=started, tool="kubectl", error=_exit_error(result))
     name = matches[0] if matches else _plain_name(group.filter)
     if name is None:
         where = f" in namespace {group.namespace}" if group.namespace else ""
@@ -141,8 +142,15 @@ def _act(actions: Sequence[str], task: Task, kubectl: Kubectl, trajectory: Traje
         result = kubectl.run(argv[1:])
         output = "\n".join(part.strip() for part in (result.stdout, result.stderr) if part.strip())
         trajectory.add(thought="recommended action", action=command, observation=output[:OBSERVATION_CHARS],
-                       started=started)
+                       started=started, tool="kubectl", error=_exit_error(result))
         if result.returncode != 0:
             raise RuntimeError(f"recommended action {command!r} failed with the agent's kubeconfig (exit "
                                f"{result.returncode}): {result.stderr.strip()}\nThe scenario is not solvable as "
                                f"written: fix its recommended_actions, or the agent's rights")
+
+
+def _exit_error(result: subprocess.CompletedProcess[str]) -> str:
+    """A step's error for a kubectl run: its exit status and error output, or "" when it succeeded."""
+    if result.returncode == 0:
+        return ""
+    return f"exit {result.returncode}: {result.stderr.strip()[:OBSERVATION_CHARS] or 'no error output'}"

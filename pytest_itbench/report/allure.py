@@ -9,7 +9,8 @@ the item's setup until its logfinish: in the test body, in a fixture, or in the 
 application, story = scenario id, severity from complexity, a tag per fault; the per-run figures,
 phase times and seed as parameters with ``excluded=True`` (Allure's history id hashes every parameter
 not excluded, so a test keeps one history across runs whatever its MTTR was); and attaches the verdict,
-the error and the trial's own attachments (``TrialResult.attachments``).
+the error and the trial's own attachments (``TrialResult.attachments``); then each step of the
+trajectory becomes an Allure step (see ``_trajectory_steps``).
 
 allure-pytest maps outcomes so: an ``AssertionError`` or ``pytest.fail`` is *failed*, any other
 exception *broken*. So an agent's miss (the plugin fails with ``junit.failure_message``) is failed, and
@@ -22,13 +23,18 @@ an environment error (raised as an error that is not an AssertionError) is broke
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import yaml
 
+from pytest_itbench.agents.base import Step
+from pytest_itbench.report.trajectory_analysis import failure_of, tool_of
 from pytest_itbench.report.versions import runtime_versions
 from pytest_itbench.results import Attachment, TrialResult
+
+STEP_TITLE_CHARS = 150  # an Allure step's title: the action's first line, cut to this
 
 SEVERITY = {"easy": "minor", "medium": "normal", "hard": "critical"}
 
@@ -79,6 +85,57 @@ def annotate(result: TrialResult) -> None:
         allure.attach(result.error, name="error", attachment_type=allure.attachment_type.TEXT)
     for attachment in result.attachments:
         _attach(attachment)
+    _trajectory_steps(result)  # last: an attachment made while a step is open goes to that step
+
+
+def _trajectory_steps(result: TrialResult) -> None:
+    """Each trajectory step as an Allure step: numbered, titled by its action, with its tool, duration and
+    tokens as parameters, its thought and observation attached, failed when the step failed.
+
+    Allure times a step by when it is reported, and a trial is reported after its agent finished, so the
+    step's real duration is a parameter. The steps are opened and closed through allure-commons' hooks,
+    as ``allure.step`` does, so that a failed step gets its reason as message without raising anything.
+    """
+    import allure
+    from allure_commons import plugin_manager
+
+    for number, step in enumerate(_recorded_steps(result), 1):
+        label = (step.action or step.thought).strip().splitlines()
+        title = f"{number}. " + (label[0][:STEP_TITLE_CHARS] if label else "(no action)")
+        params = {"tool": tool_of(step) or "-", "duration (s)": f"{max(0.0, step.ended - step.started):.3f}"}
+        if step.tokens_in or step.tokens_out:
+            params.update({"tokens in": str(step.tokens_in), "tokens out": str(step.tokens_out)})
+        if step.model:
+            params["model"] = step.model
+        key = uuid.uuid4().hex
+        plugin_manager.hook.start_step(uuid=key, title=title, params=params)
+        texts = (("thought", step.thought), ("action", step.action), ("observation", step.observation))
+        details = "\n\n".join(f"{name}:\n{text}" for name, text in texts if text.strip())
+        if details:
+            allure.attach(details, name="step", attachment_type=allure.attachment_type.TEXT)
+        reason = failure_of(step)
+        # AssertionError is what allure-pytest reports as failed (any other exception is broken).
+        failure = AssertionError(reason) if reason else None
+        plugin_manager.hook.stop_step(uuid=key, title=title, exc_type=type(failure) if failure else None,
+                                      exc_val=failure, exc_tb=None)
+
+
+def _recorded_steps(result: TrialResult) -> Iterator[Step]:
+    """The steps of the trial's trajectory attachment (inline, or a JSON file it names), when there is one."""
+    found = next((a for a in result.attachments if a.name == "trajectory"), None)
+    if found is None:
+        return
+    content = found.content
+    if found.path is not None:
+        try:
+            content = json.loads(Path(found.path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # already reported: _attach said the file was not written
+    for entry in content if isinstance(content, list) else []:
+        try:
+            yield Step.from_dict(entry) if isinstance(entry, dict) else Step(action=str(entry))
+        except ValueError:
+            continue
 
 
 def _attach(attachment: Attachment) -> None:

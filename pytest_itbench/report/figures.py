@@ -10,7 +10,8 @@
 - MTTD and MTTR are medians over successes only (ITBench counts a failure as infinite time): a trial
   counts when its diagnosis (MTTD) or mitigation (MTTR) check passed, or, if it has no such check,
   when it passed.
-- Steps and tokens are means over the valid trials that recorded them.
+- Steps and tokens, and what the trajectory analysis counted (tool calls, repeated actions, failed
+  commands) and priced (cost), are means over the valid trials that recorded them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from pytest_itbench.evaluate.passk import mean_and_stderr, pass_at_k
-from pytest_itbench.results import ERROR, FAILED, MTTD, MTTR, NTAM, PASSED, STEPS, TOKENS, TrialResult
+from pytest_itbench.results import (COST_USD, ERROR, FAILED, FAILED_COMMANDS, MTTD, MTTR, NTAM, PASSED,
+                                    REPEATED_ACTIONS, STEPS, TOKENS, TOOL_CALLS, TrialResult)
 
 _SUCCESS_CHECK = {MTTD: "diagnosis", MTTR: "mitigation"}
 
@@ -51,6 +53,10 @@ class Figures:
     mttr: float | None
     steps: float | None
     tokens: float | None
+    tool_calls: float | None
+    repeated_actions: float | None
+    failed_commands: float | None
+    cost_usd: float | None
 
 
 def shown_k(results: Iterable[TrialResult]) -> list[int]:
@@ -88,6 +94,10 @@ def summarize(label: str, results: list[TrialResult], ks: list[int]) -> Figures:
         mttr=_median(_values((r for r in valid if _succeeded(r, MTTR)), MTTR)),
         steps=_mean(_values(valid, STEPS)),
         tokens=_mean(_values(valid, TOKENS)),
+        tool_calls=_mean(_values(valid, TOOL_CALLS)),
+        repeated_actions=_mean(_values(valid, REPEATED_ACTIONS)),
+        failed_commands=_mean(_values(valid, FAILED_COMMANDS)),
+        cost_usd=_mean(_values(valid, COST_USD)),
     )
 
 

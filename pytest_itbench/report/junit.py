@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_itbench.report.trajectory_analysis import ATTACHMENT as ANALYSIS
 from pytest_itbench.results import TrialResult
 
 PREFIX = "itbench."
@@ -23,7 +24,8 @@ def add_properties(item: Any, result: TrialResult) -> None:
 
 
 def properties(result: TrialResult) -> list[tuple[str, str]]:
-    """Flat name/value pairs: identity, outcome, each check's verdict, each figure and phase time."""
+    """Flat name/value pairs: identity, outcome, each check's verdict, each figure and phase time, and the
+    agent's calls per tool (``calls.<tool>``, from the trajectory analysis)."""
     pairs = [
         ("scenario", result.scenario_id), ("domain", result.domain), ("complexity", result.complexity),
         ("agent", result.agent), ("backend", result.backend), ("run", str(result.run)),
@@ -31,10 +33,17 @@ def properties(result: TrialResult) -> list[tuple[str, str]]:
     ]
     pairs += [(f"check.{c.name}", "pass" if c.passed else "fail") for c in result.checks]
     pairs += [(name, str(value)) for name, value in sorted(result.figures.items()) if value is not None]
+    pairs += [(f"calls.{tool}", str(count)) for tool, count in _calls_by_tool(result).items()]
     pairs += [(f"phase.{name}", f"{seconds:.3f}") for name, seconds in result.phases.items()]
     if result.error:
         pairs.append(("error", result.error))
     return [(PREFIX + name, value) for name, value in pairs]
+
+
+def _calls_by_tool(result: TrialResult) -> dict[str, int]:
+    analysis = next((a.content for a in result.attachments if a.name == ANALYSIS), None)
+    calls = analysis.get("calls_by_tool") if isinstance(analysis, dict) else None
+    return dict(calls) if isinstance(calls, dict) else {}
 
 
 def failure_message(result: TrialResult) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from pytest_itbench.report.figures import Figures, per_scenario, proximity, sections, shown_k
-from pytest_itbench.results import ERROR, FAILED, PASSED, TrialResult
+from pytest_itbench.results import COST_USD, ERROR, FAILED, PASSED, TOOL_CALLS, TrialResult
 
 _NOTE = (
     "pass@k: % of scenarios solved within k runs (unbiased estimator, averaged over scenarios), "
@@ -19,9 +19,20 @@ _NOTE = (
     "errors (the environment broke) are counted apart and left out of every figure;",
     "'-': not measured, or some scenario has fewer than k valid runs.",
 )
+_TRAJECTORY_NOTE = ("calls, repeats (actions identical to an earlier one), cmd-fails (failed commands), cost (US$): "
+                    "mean per trial;")
 _RUN_MARK = {PASSED: "P", FAILED: "F", ERROR: "E"}
 
 Column = tuple[str, Callable[[Figures], str], bool]  # header, cell, aligned left (text)
+
+# The trajectory analysis' columns; shown only when some trial of the session has the figure, so that
+# results without it (an older results file, hand-made results) keep the table as narrow as it was.
+_TRAJECTORY: list[tuple[str, Column]] = [
+    (TOOL_CALLS, ("calls", lambda f: _fmt(f.tool_calls, "{:.1f}"), False)),
+    (TOOL_CALLS, ("repeats", lambda f: _fmt(f.repeated_actions, "{:.1f}"), False)),
+    (TOOL_CALLS, ("cmd-fails", lambda f: _fmt(f.failed_commands, "{:.1f}"), False)),
+    (COST_USD, ("cost", lambda f: _fmt(f.cost_usd, "${:,.4f}"), False)),
+]
 
 
 def write(terminalreporter: Any, results: list[TrialResult]) -> None:
@@ -37,17 +48,23 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
     lines = [_headline(results)]
     lead: list[Column] = [("group", lambda f: f.label, True), ("trials", lambda f: str(f.trials), False),
                           ("scen", lambda f: str(f.scenarios), False)]
-    lines += _table(sections(results, ks), lead, ks)
+    recorded = {name for r in results if r.outcome in (PASSED, FAILED)
+                for name, value in r.figures.items() if value is not None}
+    tail = [column for figure, column in _TRAJECTORY if figure in recorded]
+    lines += _table(sections(results, ks), lead, ks, tail)
     lines += _proximity_line(results)
     if verbosity > 0:
         any_run = {r.scenario_id: r for r in results}  # every run of a scenario has its domain and level
         runs = _runs(results)
         lead = [("scenario", lambda f: f.label, True), ("domain", lambda f: any_run[f.label].domain, True),
                 ("level", lambda f: any_run[f.label].complexity, True), ("runs", lambda f: runs[f.label], True)]
-        lines += [""] + _table([per_scenario(results, ks)], lead, ks)
+        lines += [""] + _table([per_scenario(results, ks)], lead, ks, tail)
         errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.scenario_id, r.run))
         lines += [f"error: {r.scenario_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
-    return lines + [""] + list(_NOTE)
+    note = list(_NOTE)
+    if tail:
+        note.insert(2, _TRAJECTORY_NOTE)
+    return lines + [""] + note
 
 
 def _proximity_line(results: list[TrialResult]) -> list[str]:
@@ -72,7 +89,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int]) -> list[str]:
+def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail: list[Column]) -> list[str]:
     """Rows of the blocks under one header, a rule above each block."""
     columns: list[Column] = lead + [
         ("pass", lambda f: str(f.passed), False),
@@ -84,6 +101,7 @@ def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int]) -> li
         ("MTTR", lambda f: _fmt(f.mttr, "{:.1f}s"), False),
         ("steps", lambda f: _fmt(f.steps, "{:.1f}"), False),
         ("tokens", lambda f: _fmt(f.tokens, "{:,.0f}"), False),
+        *tail,
     ]
     header = [h for h, _, _ in columns]
     rows = [[[cell(f) for _, cell, _ in columns] for f in block] for block in blocks if block]

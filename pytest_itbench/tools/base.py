@@ -67,8 +67,11 @@ class Tool:
             raise DeadlineReached(f"{self.name}: the task's deadline has passed; hand in what you have")
         return min(remaining, HTTP_TIMEOUT)
 
-    def record(self, thought: str, action: str, result: Any, started: float) -> None:
-        self.trajectory.add(thought=thought, action=action, observation=clip(observation(result)), started=started)
+    def record(self, thought: str, action: str, result: Any, started: float, *, error: str = "") -> None:
+        """One step: this tool's name as its ``tool``, and ``error`` when the call failed (the trajectory
+        analysis counts failed commands from it)."""
+        self.trajectory.add(thought=thought, action=action, observation=clip(observation(result)), started=started,
+                            tool=self.name, error=clip(error, 500))
 
 
 class HttpTool(Tool):
@@ -115,5 +118,5 @@ class HttpTool(Tool):
             else:
                 self.record(thought, shown, data, started)
                 return data
-        self.record(thought, shown, str(error), started)
+        self.record(thought, shown, str(error), started, error=str(error))
         raise error

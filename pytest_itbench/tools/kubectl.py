@@ -92,16 +92,19 @@ class KubectlTool(Tool):
         started = time.time()
         why = refusal(argv) if argv else "no kubectl command given"
         if why is not None:
-            self.record(thought, shown, f"refused: {why}", started)
+            self.record(thought, shown, f"refused: {why}", started, error=f"refused: {why}")
             raise ToolError(why)
         self.timeout()  # raises past the deadline
         try:
             result = self.runner.run(argv)
         except subprocess.TimeoutExpired:
-            self.record(thought, shown, "stopped at the task's deadline", started)
+            self.record(thought, shown, "stopped at the task's deadline", started,
+                        error="stopped at the task's deadline")
             raise ToolError(f"{shown} was stopped at the task's deadline") from None
         text = "\n".join(part.strip() for part in (result.stdout, result.stderr) if part.strip())
-        self.record(thought, shown, text if result.returncode == 0 else f"exit {result.returncode}: {text}", started)
+        failed = f"exit {result.returncode}: {result.stderr.strip() or 'no error output'}" if result.returncode else ""
+        self.record(thought, shown, text if result.returncode == 0 else f"exit {result.returncode}: {text}", started,
+                    error=failed)
         if check and result.returncode != 0:
             raise KubectlFailed(shown, result.returncode, result.stderr)
         return result

@@ -99,7 +99,8 @@ class Toolkit:
         seconds = max(0.0, min(float(seconds), 120.0, self.task.remaining()))
         self.task.cancelled.wait(seconds)
         text = f"waited {time.time() - started:.1f} s"
-        self.trajectory.add(thought=thought, action=f"wait {seconds:g}", observation=text, started=started)
+        self.trajectory.add(thought=thought, action=f"wait {seconds:g}", observation=text, started=started,
+                            tool="wait")
         return text
 
     def call(self, name: str, arguments: dict[str, Any] | None = None, *, thought: str = "") -> Any:
@@ -124,7 +125,10 @@ class Toolkit:
             "wait": lambda seconds: self.wait(seconds, thought=thought),
         }
         if name not in handlers:
-            raise ToolError(f"there is no tool {name!r}; the tools are: {', '.join(s['name'] for s in self.specs())}")
+            # "unknown tool" first: the trajectory analysis counts a step whose error starts so as a call to a
+            # tool that does not exist (docs/reporting.md), so an agent can record this message as it is.
+            raise ToolError(f"unknown tool {name!r}: there is no such tool; the tools are: "
+                            f"{', '.join(s['name'] for s in self.specs())}")
         try:
             return handlers[name](**arguments)
         except TypeError as exc:

@@ -50,6 +50,8 @@ def test_the_oracle_submits_the_ground_truth_found_live_and_repairs_with_the_age
                            for kind in ("Deployment", "ConfigMap", "Service")]
     assert actions[3] == "kubectl -n shop scale deployment/cart --replicas=1"
     assert trajectory.steps[3].observation == "deployment.apps/cart scaled"
+    # every step names its tool, and none failed (the trajectory analysis reads both)
+    assert [(s.tool, s.error) for s in trajectory.steps] == [("kubectl", "")] * 4
 
 
 def test_an_object_the_fault_deleted_is_named_from_a_filter_that_spells_its_name(shop, make_task):
@@ -71,9 +73,14 @@ def test_a_repair_the_agent_has_no_rights_for_fails_the_oracle(shop, make_task, 
     stranger = shop.twin.write_kubeconfig(tmp_path / "stranger", "stranger")
     without_config = '- {id: cart-config, kind: ConfigMap, namespace: shop, filter: ["^cart-config-"]}'
     scenario = loads(SCENARIO.replace(without_config, ""))
+    trajectory = Trajectory()
     with pytest.raises(AgentCrashed) as failure:
-        resolve("oracle", scenario).run(make_task(kubeconfig=stranger), Trajectory())
+        resolve("oracle", scenario).run(make_task(kubeconfig=stranger), trajectory)
     message = str(failure.value)
+    # the failed repair is recorded as a failed kubectl step, with kubectl's exit status and words
+    last = trajectory.steps[-1]
+    assert last.action == "kubectl -n shop scale deployment/cart --replicas=1" and last.tool == "kubectl"
+    assert last.error.startswith("exit 1: ") and "no objects passed to scale" in last.error
     assert "recommended action 'kubectl -n shop scale deployment/cart --replicas=1' failed with the agent's " \
            "kubeconfig" in message
     # kubectl's own words for a forbidden read before the scale: the evidence is kubectl's stderr.

@@ -7,7 +7,7 @@ import pytest
 from pytest_itbench.report.allure import environment, results_dir, write_session_files
 from pytest_itbench.report.versions import runtime_versions
 
-from .trials import ISOLATED, full_trial, trial, write_project
+from .trials import ISOLATED, analysed_trial, full_trial, trial, write_project
 
 pytest.importorskip("allure_pytest", reason="allure-pytest is the 'allure' extra")
 
@@ -84,6 +84,29 @@ def test_attachments(pytester, tmp_path):
     broken = session(pytester, tmp_path)["test_trial[sre-bad-image-1]"]
     error = next(a for a in broken["attachments"] if a["name"] == "error")
     assert (pytester.path / "allure" / error["source"]).read_text().startswith("the twin's API server")
+
+
+@pytest.mark.parametrize("where", ["body", "makereport"])
+def test_each_trajectory_step_is_an_allure_step(pytester, where):
+    found = allure_run(pytester, [analysed_trial()], f"--annotate-in={where}")["test_trial[sre-loop-1]"]
+    steps = found["steps"]
+    assert [s["name"] for s in steps] == ["1. kubectl get pods -n shop", "2. kubectl get pods -n shop",
+                                          "3. fetch_logs cart", "4. kubectl rollout undo deployment/cart"]
+    # failed by the step's error, or by the exit status a kubectl step observed
+    assert [s["status"] for s in steps] == ["passed", "passed", "failed", "failed"]
+    assert "unknown tool 'fetch_logs'" in steps[2]["statusDetails"]["message"]
+    assert "exit 1: Error from server (Forbidden)" in steps[3]["statusDetails"]["message"]
+    params = [{p["name"]: p["value"] for p in s["parameters"]} for s in steps]
+    assert params[0] == {"tool": "kubectl", "duration (s)": "1.500", "tokens in": "1000", "tokens out": "100"}
+    assert [p["tool"] for p in params] == ["kubectl", "kubectl", "fetch_logs", "kubectl"]  # the last one inferred
+    assert [p["duration (s)"] for p in params[1:]] == ["0.250", "0.000", "1.000"]
+    [attached] = steps[0]["attachments"]
+    assert (pytester.path / "allure" / attached["source"]).read_text() == (
+        "thought:\nwhat runs?\n\naction:\nkubectl get pods -n shop\n\nobservation:\ncart-0 Running")
+    # the test itself keeps its own status, attachments and figures
+    assert found["status"] == "failed"
+    assert {a["name"] for a in found["attachments"]} == {"trajectory", "trajectory analysis"}
+    assert {p["name"]: p["value"] for p in found["parameters"]}["failed_commands"] == "2.0"
 
 
 def test_session_files_from_the_controller(pytester, tmp_path):

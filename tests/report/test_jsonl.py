@@ -12,7 +12,7 @@ from pytest_itbench.report.versions import runtime_versions
 from pytest_itbench.results import Attachment
 
 from .test_figures import catalog
-from .trials import ISOLATED, full_trial, trial, write_project
+from .trials import ISOLATED, analysed_trial, full_trial, trial, write_project
 
 
 def strict(line: str) -> dict:
@@ -41,6 +41,25 @@ def test_a_record_round_trips(tmp_path):
     [loaded] = load(path)
     assert loaded == dataclasses.replace(result, versions=record["versions"])
     assert isinstance(loaded.attachments[0], Attachment)
+
+
+def test_the_trajectory_analysis_round_trips(tmp_path):
+    result = analysed_trial()
+    result.figures["cost_usd"] = None  # unpriced: written as null, read back as None
+    path = tmp_path / "r.jsonl"
+    ResultsFile(path, session="s1").append(result, "t::loop")
+    record = strict(path.read_text())
+    assert record["figures"] == {"steps": 4.0, "tokens": 1100.0, "tokens_in": 1000.0, "tokens_out": 100.0,
+                                 "tool_calls": 4.0, "repeated_actions": 1.0, "longest_repeat": 2.0,
+                                 "unknown_tools": 1.0, "failed_commands": 2.0, "cost_usd": None}
+    analysis = next(a for a in record["attachments"] if a["name"] == "trajectory analysis")
+    assert analysis["media"] == "json"
+    assert analysis["content"]["calls_by_tool"] == {"kubectl": 3, "fetch_logs": 1}
+    assert analysis["content"]["unknown_tool_names"] == ["fetch_logs"]
+    assert [f["step"] for f in analysis["content"]["failures"]] == [3, 4]
+    assert analysis["content"]["prices"]["gpt-4o"]["read_on"] == "2026-11-30"
+    [loaded] = load(path)
+    assert loaded == dataclasses.replace(result, versions=record["versions"])
 
 
 def test_infinite_and_missing_figures_are_null(tmp_path):

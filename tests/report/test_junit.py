@@ -6,7 +6,7 @@ import pytest
 
 from pytest_itbench.report.junit import failure_message, properties
 
-from .trials import ISOLATED, full_trial, trial, write_project
+from .trials import ISOLATED, analysed_trial, full_trial, trial, write_project
 
 
 def test_properties_are_flat_strings(tmp_path):
@@ -17,6 +17,22 @@ def test_properties_are_flat_strings(tmp_path):
     assert (pairs["itbench.mttd"], pairs["itbench.ntam"], pairs["itbench.tokens"]) == ("41.5", "0.75", "1834")
     assert "itbench.mttr" not in pairs  # not measured: no property rather than "None"
     assert pairs["itbench.phase.agent"] == "3.250"
+    assert all(isinstance(v, str) for v in pairs.values())
+
+
+def test_trajectory_figures_and_calls_per_tool_are_properties():
+    pairs = dict(properties(analysed_trial()))
+    assert {k: pairs[k] for k in ("itbench.tool_calls", "itbench.repeated_actions", "itbench.longest_repeat",
+                                  "itbench.unknown_tools", "itbench.failed_commands", "itbench.tokens_in",
+                                  "itbench.tokens_out", "itbench.cost_usd")} == {
+        "itbench.tool_calls": "4.0", "itbench.repeated_actions": "1.0", "itbench.longest_repeat": "2.0",
+        "itbench.unknown_tools": "1.0", "itbench.failed_commands": "2.0", "itbench.tokens_in": "1000.0",
+        "itbench.tokens_out": "100.0", "itbench.cost_usd": "0.0035"}
+    assert (pairs["itbench.calls.kubectl"], pairs["itbench.calls.fetch_logs"]) == ("3", "1")
+    unpriced = analysed_trial()
+    unpriced.figures["cost_usd"] = None
+    assert "itbench.cost_usd" not in dict(properties(unpriced))
+    assert not [k for k, _ in properties(trial("a", 1, "P")) if k.startswith("itbench.calls.")]  # no analysis
     assert all(isinstance(v, str) for v in pairs.values())
 
 

@@ -89,3 +89,51 @@ def test_finops_proximity_is_averaged_per_scenario_then_over_scenarios():
     # CPU: (0.75 + 0.25) / 2; memory: cost-a alone
     assert line == "finops proximity to the optimum (mean over scenarios): CPU cost 0.50, memory cost 0.50"
     assert not [x for x in render([trial("s", 1, "P")]) if "proximity" in x]  # no FinOps, no line
+
+
+def trajectory_results():
+    """Three valid trials and an error, with the trajectory analysis' figures; c (ciso) recorded none."""
+    return [
+        trial("s1", 1, "P", tool_calls=4, repeated_actions=1, failed_commands=2, cost_usd=0.0035),
+        trial("s1", 2, "F", tool_calls=2, repeated_actions=0, failed_commands=0, cost_usd=None),  # unpriced
+        trial("s2", 1, "F", complexity="hard", tool_calls=6, repeated_actions=3, failed_commands=1, cost_usd=0.0125),
+        # an environment error: its figures must not count anywhere
+        trial("s2", 2, "E", complexity="hard", tool_calls=100, repeated_actions=100, failed_commands=100,
+              cost_usd=9.0),
+        trial("c", 1, "P", domain="ciso", complexity="medium"),
+    ]
+
+
+def test_trajectory_columns_are_means_per_valid_trial():
+    lines = render(trajectory_results())
+    rows = cells(lines, "group")
+    header = lines[1].split()
+    assert header[-6:] == ["steps", "tokens", "calls", "repeats", "cmd-fails", "cost"]
+    # calls (4 + 2 + 6 + c's none) / 3 trials that recorded them; repeats (1 + 0 + 3) / 3; cmd-fails (2 + 0 + 1) / 3;
+    # cost: only s1 run 1 and s2 run 1 were priced: (0.0035 + 0.0125) / 2
+    assert {k: rows["all"][k] for k in ("calls", "repeats", "cmd-fails", "cost")} == {
+        "calls": "4.0", "repeats": "1.3", "cmd-fails": "1.0", "cost": "$0.0080"}
+    assert {k: rows["hard"][k] for k in ("calls", "repeats", "cmd-fails", "cost")} == {
+        "calls": "6.0", "repeats": "3.0", "cmd-fails": "1.0", "cost": "$0.0125"}
+    assert {k: rows["ciso"][k] for k in ("calls", "repeats", "cmd-fails", "cost")} == {
+        "calls": "-", "repeats": "-", "cmd-fails": "-", "cost": "-"}
+    assert any(line.startswith("calls, repeats (actions identical to an earlier one)") for line in lines)
+
+
+def test_cost_is_shown_only_when_some_trial_was_priced():
+    results = [r for r in trajectory_results() if r.figures.get("cost_usd") is None or r.outcome == "error"]
+    header = render(results)[1].split()
+    assert header[-4:] == ["tokens", "calls", "repeats", "cmd-fails"]  # the error's cost does not count
+    assert "calls" not in render(catalog())[1].split()  # results without the analysis: the table as it was
+    assert not any(line.startswith("calls, repeats") for line in render(catalog()))
+
+
+def test_trajectory_columns_line_up_in_both_tables():
+    lines = render(trajectory_results(), verbosity=1)
+    for header_start in ("group", "scenario"):
+        header, body = table(lines, header_start)
+        heads = list(re.finditer(r"\S+", header))
+        assert heads[-1].group() == "cost"
+        for line in body:
+            found = list(re.finditer(r"\S+", line))
+            assert len(found) == len(heads) and found[-1].end() == heads[-1].end(), line

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from pytest_itbench.agents.base import Step, Trajectory
+from pytest_itbench.report.model_prices import ModelPrice, PriceTable
+from pytest_itbench.report.trajectory_analysis import ATTACHMENT as ANALYSIS, analyse
 from pytest_itbench.results import ERROR, FAILED, PASSED, Attachment, CheckResult, TrialResult
 
 OUTCOME = {"P": PASSED, "F": FAILED, "E": ERROR}
@@ -44,6 +47,34 @@ def full_trial(tmp_path) -> TrialResult:
                                                               "spec": {"replicas": 1}}]),
         Attachment("events", media="json", path=str(tmp_path / "never-written.json")),
     ]
+    return result
+
+
+# An agent stuck for a moment: it lists the pods twice, calls a tool that does not exist, and its repair is
+# refused (recorded the old way: an exit status in the observation, no error).
+LOOPING_STEPS = [
+    Step(thought="what runs?", action="kubectl get pods -n shop", observation="cart-0 Running", tool="kubectl",
+         tokens_in=1000, tokens_out=100, started=100.0, ended=101.5),
+    Step(action="kubectl get pods -n shop", observation="cart-0 Running", tool="kubectl", started=102.0,
+         ended=102.25),
+    Step(action="fetch_logs cart", tool="fetch_logs", error="unknown tool 'fetch_logs': the tools are kubectl",
+         started=103.0, ended=103.0),
+    Step(action="kubectl rollout undo deployment/cart", observation="exit 1: Error from server (Forbidden)",
+         started=104.0, ended=105.0),
+]
+PRICES = PriceTable({"gpt-4o": ModelPrice("gpt-4o", 2.50, 10.00, "2026-11-30", "https://openai.com/api/pricing/")})
+
+
+def analysed_trial(scenario: str = "sre-loop", run: int = 1, mark: str = "F", **kw) -> TrialResult:
+    """A trial whose figures and attachments come from the trajectory analysis of LOOPING_STEPS, as run.py
+    makes them: 4 steps, 4 tool calls (kubectl 3, fetch_logs 1), 1 repeated action in a run of 2, 1 unknown
+    tool, 2 failed commands, 1000 tokens in and 100 out of gpt-4o: 1000 * 2.50 + 100 * 10.00 = $0.0035."""
+    trajectory = Trajectory(steps=[Step(**s.to_dict()) for s in LOOPING_STEPS], model="gpt-4o")
+    result = trial(scenario, run, mark, **kw)
+    analysis = analyse(trajectory, PRICES)
+    result.figures.update(analysis.figures())
+    result.attachments = [Attachment("trajectory", "json", content=trajectory.to_list()),
+                          Attachment(ANALYSIS, "json", content=analysis.to_dict())]
     return result
 
 

@@ -60,6 +60,7 @@ def test_kubectl_returns_output_and_records_the_step(tools):
     assert step.thought == "is it scaled down?"
     assert step.action == f"kubectl get deployment {BROKEN} -n {NAMESPACE} -o json"
     assert '"replicas": 0' in step.observation
+    assert (step.tool, step.error) == ("kubectl", "")
 
 
 def test_kubectl_uses_a_fresh_cache_in_the_workdir(tools, tmp_path):
@@ -75,6 +76,9 @@ def test_kubectl_failure_carries_stderr(tools):
         kit.kubectl(["get", "deployment", "no-such-thing", "-n", NAMESPACE])
     assert info.value.code != 0
     assert trajectory.steps[-1].observation.startswith("exit ")
+    # the failure is the step's error too, which the trajectory analysis counts as a failed command
+    step = trajectory.steps[-1]
+    assert step.tool == "kubectl" and step.error.startswith(f"exit {info.value.code}: ") and "not found" in step.error
     # check=False hands the failure back instead
     assert kit.kubectl.run(["get", "deployment", "no-such-thing", "-n", NAMESPACE], check=False).returncode != 0
 
@@ -100,6 +104,7 @@ def test_refused_commands_are_recorded_and_not_run(tools):
     with pytest.raises(ToolError, match="kubectl edit is not allowed"):
         kit.kubectl("kubectl edit deployment/cart -n astronomy-shop", thought="try to edit")
     assert trajectory.steps[-1].observation.startswith("refused: ")
+    assert trajectory.steps[-1].error.startswith("refused: kubectl edit is not allowed")
 
 
 def test_promql_instant_and_range(tools):
@@ -108,6 +113,7 @@ def test_promql_instant_and_range(tools):
     replicas = {s["metric"]["deployment"]: float(s["value"][1]) for s in series}
     assert replicas[BROKEN] == 0 and replicas["frontend"] >= 1
     assert trajectory.steps[-1].action.startswith("PromQL kube_deployment_spec_replicas")
+    assert (trajectory.steps[-1].tool, trajectory.steps[-1].error) == ("prometheus", "")
     now = float(kit.prometheus.query("time()")[1])
     ranged = kit.prometheus.query_range(f'kube_deployment_spec_replicas{{deployment="{BROKEN}"}}', now - 420, now,
                                         step=60)
@@ -179,13 +185,15 @@ def test_unreachable_signal_is_a_tool_error(shop, tmp_path):
     with pytest.raises(ToolError, match="topology: GET http://127.0.0.1:9/nodes failed"):
         kit.topology.nodes()
     assert "failed" in trajectory.steps[-1].observation
+    assert trajectory.steps[-1].tool == "topology" and "failed" in trajectory.steps[-1].error
 
 
 def test_calls_by_name(tools):
     kit, _ = tools
     out = kit.call("kubectl", {"command": f"get deployment {BROKEN} -n {NAMESPACE} -o jsonpath={{.spec.replicas}}"})
     assert out.strip() == "0"
-    with pytest.raises(ToolError, match="there is no tool 'kubectl_get'"):
+    # "unknown tool" first: the convention the trajectory analysis counts unknown tools by
+    with pytest.raises(ToolError, match="^unknown tool 'kubectl_get': there is no such tool"):
         kit.call("kubectl_get", {})
     with pytest.raises(ToolError, match="promql_query: bad arguments"):
         kit.call("promql_query", {"promql": "up"})
