@@ -4,7 +4,8 @@ The agent's ``run(task, trajectory)`` goes to a worker thread; the caller waits 
 A thread cannot be killed, so at the deadline ``task.cancelled`` is set and the agent gets ``grace``
 seconds to notice and return; the trial is reported as timed out either way, and an agent still
 running after that is named as such. What the agent returns must be a Submission, or a dict that
-``Submission.from_dict`` accepts.
+``Submission.from_dict`` accepts. An agent that raises an AgentFailure itself (the openai agent, when its
+endpoint is gone) fails with that failure's own words; anything else it raises is a crash.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import traceback
 from typing import Any
 
 from .base import Agent, Submission, Task, Trajectory
-from .errors import DOCS, AgentCrashed, AgentOutputInvalid, AgentTimedOut
+from .errors import DOCS, AgentCrashed, AgentFailure, AgentOutputInvalid, AgentTimedOut
 
 
 class GuardedAgent:
@@ -56,6 +57,7 @@ class GuardedAgent:
         finally:
             trajectory.steps.extend(list(own.steps))
             trajectory.problems.extend(list(own.problems))
+            trajectory.model = trajectory.model or own.model  # the model the agent named, to price its tokens
         if overran:
             still_running = thread.is_alive()
             if still_running:
@@ -69,6 +71,8 @@ class GuardedAgent:
                                        f"between steps, returning its best submission (see {DOCS}).")
         if "error" in outcome:
             error = outcome["error"]
+            if isinstance(error, AgentFailure):  # the agent's own verdict on its failure, already worded for the report
+                raise error
             raise AgentCrashed(f"{self.name} raised {type(error).__name__}: {error}",
                                evidence={"traceback": outcome["traceback"]})
         return as_submission(self.name, outcome.get("value"))

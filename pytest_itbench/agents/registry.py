@@ -3,13 +3,15 @@
 A SPEC is, in the order tried:
 
 - ``exec:COMMAND``: a program in any language (:mod:`.exec_agent`);
-- a built-in name (``noop``, ``heuristic``, ``oracle``);
+- a built-in name (``noop``, ``heuristic``, ``oracle``, ``openai``);
 - a name installed under the entry-point group ``pytest_itbench.agents``;
 - ``module:attribute``: an importable class (instantiated), factory (called) or agent object.
 
 Every agent comes back with a ``run(task, trajectory)`` that keeps the task's deadline and raises an
 :class:`~.errors.AgentFailure` for every way of missing. Only the oracle is handed the scenario
-(ARCHITECTURE.md, rule 4).
+(ARCHITECTURE.md, rule 4). Built-ins with settings of their own (``openai``: model, endpoint, limits) get
+them as text by name, from the command line and ini file (the plugin reads them); the environment and
+their defaults fill in the rest.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import difflib
 import importlib
 import importlib.metadata
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..scenario.schema import Scenario
 from .base import Agent
@@ -27,12 +29,15 @@ from .exec_agent import ExecAgent
 from .guard import GuardedAgent
 from .heuristic import HeuristicAgent
 from .noop import NoopAgent
+from .openai_agent import MissingPackage, SettingsError, build as build_openai_agent
 from .oracle import Oracle
 
 ENTRY_POINT_GROUP = "pytest_itbench.agents"
 ORACLE = "oracle"
 # Built-ins other than the oracle are built without arguments: they get no more than any agent does.
 BUILTINS: dict[str, Callable[[], Agent]] = {"noop": NoopAgent, "heuristic": HeuristicAgent}
+# Built-ins built from settings (text by name, as given on the command line or in the ini file).
+CONFIGURED: dict[str, Callable[[Mapping[str, str] | None], Agent]] = {"openai": build_openai_agent}
 
 FORMS = f"""\
 An agent is given as one of:
@@ -44,12 +49,13 @@ See {DOCS}."""
 
 def available() -> list[str]:
     """The agent names usable as a SPEC: built-ins and installed entry points."""
-    return sorted({*BUILTINS, ORACLE, *_entry_points()})
+    return sorted({*BUILTINS, *CONFIGURED, ORACLE, *_entry_points()})
 
 
 def resolve(spec: str, scenario: Scenario | None = None, *,
-            scenario_dir: str | os.PathLike | None = None) -> Agent:
-    """The agent SPEC names; ``scenario`` and ``scenario_dir`` go to the oracle alone.
+            scenario_dir: str | os.PathLike | None = None, settings: Mapping[str, str] | None = None) -> Agent:
+    """The agent SPEC names; ``scenario`` and ``scenario_dir`` go to the oracle alone, ``settings`` (text by
+    name) to the built-in that takes them.
 
     Raises AgentSpecError (a ValueError) naming the problem and the alternatives.
     """
@@ -60,6 +66,11 @@ def resolve(spec: str, scenario: Scenario | None = None, *,
         return GuardedAgent(Oracle(scenario, scenario_dir), ORACLE)
     if spec in BUILTINS:
         return GuardedAgent(BUILTINS[spec](), spec)
+    if spec in CONFIGURED:
+        try:
+            return GuardedAgent(CONFIGURED[spec](settings), spec)
+        except (MissingPackage, SettingsError) as exc:  # each says what to install or set
+            raise AgentSpecError(f"agent {spec!r}: {exc}") from None
     entry_points = _entry_points()
     if spec in entry_points:
         entry_point = entry_points[spec]
