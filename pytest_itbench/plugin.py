@@ -17,10 +17,12 @@ import pytest
 from . import hookspecs
 from .agents import registry as agent_registry
 from .agents.errors import AgentSpecError
-from .backends.twin import TwinBackend
+from .agents.openai_agent import settings as openai_settings
+from .backends import options as backend_options
+from .backends.base import BackendError
 from .evaluate import ciso as ciso_evaluator, finops as finops_evaluator, sre as sre_evaluator
 from .faults.registry import check_scenario as check_faults
-from .report import allure as allure_report, carry, junit, leaderboard
+from .report import allure as allure_report, carry, junit, leaderboard, model_prices
 from .report.jsonl import ResultsFile
 from .report.progress import PhaseProgress
 from .results import ERROR, PASSED
@@ -29,11 +31,11 @@ from .scenario import catalog
 from .scenario.loader import ScenarioError, load
 from .scenario.schema import COMPLEXITIES, DOMAINS, parse_duration
 
-BACKENDS = {"twin": TwinBackend}
 _TRIAL = pytest.StashKey["Trial"]()
 _SCENARIO = pytest.StashKey[tuple]()
 _KEPT = pytest.StashKey[list]()
 _BAD_FILES = pytest.StashKey[set]()  # node ids of scenario files that failed collection
+_PRICES = pytest.StashKey[model_prices.PriceTable]()  # the session's per-model token prices
 
 
 # ---- options and configuration -------------------------------------------------------------------------------------
@@ -45,8 +47,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("itbench", "ITBench scenarios (pytest-itbench)")
     group.addoption("--itbench-agent", metavar="SPEC", help="the agent under test: a built-in (noop, oracle), an "
                     "installed name, module:attribute, or exec:COMMAND (see docs/agents.md)")
-    group.addoption("--itbench-backend", default="twin", metavar="NAME",
-                    help="where trials run: twin (default, the embedded Kubernetes twin)")
+    backend_options.add_options(group)  # --itbench-backend and the options of real clusters
     group.addoption("--itbench-runs", type=int, default=1, metavar="N", help="trials per scenario (pass@k up to N)")
     group.addoption("--itbench-seed", type=int, default=0, metavar="N", help="the session's seed (default 0)")
     group.addoption("--itbench-timeout", metavar="DURATION",
@@ -56,6 +57,7 @@ def pytest_addoption(parser):
     group.addoption("--itbench-without", action="append", default=[], choices=WITHOUT, metavar="SIGNAL",
                     help="do not offer the agent this signal (traces, logs or metrics); repeatable")
     group.addoption("--itbench-results", metavar="PATH", help="append one JSON line per trial to PATH")
+    model_prices.add_options(parser, group)
     group.addoption("--itbench-catalog", action="store_true",
                     help="run the catalog pytest-itbench ships (also: --itbench-agent without test paths)")
     for name, what in (("w", "rank decay of a correct entity, (0, 1], default 0.7"),
@@ -63,6 +65,7 @@ def pytest_addoption(parser):
                        ("g", "penalty rate for too many or too few entities, >= 0, default 1")):
         group.addoption(f"--itbench-ntam-{name}", type=_ntam_value(name), metavar="X",
                         help=f"NTAM's {name}: {what}; overrides the scenario's evaluation.ntam")
+    openai_settings.add_options(parser.getgroup("itbench-openai", "the openai agent of pytest-itbench"), parser)
 
 
 def _ntam_value(name):
@@ -87,19 +90,19 @@ def pytest_configure(config):
     runs = config.getoption("itbench_runs")
     if runs < 1:
         raise pytest.UsageError(f"--itbench-runs must be at least 1, got {runs}")
-    backend = config.getoption("itbench_backend")
-    if backend not in BACKENDS:
-        raise pytest.UsageError(f"--itbench-backend={backend}: unknown backend; available: {', '.join(BACKENDS)}")
+    backend_options.configure(config)  # options checked; with an agent, the backend's preflight too
     timeout = config.getoption("itbench_timeout")
     if timeout is not None:
         try:
             parse_duration(timeout)
         except ValueError as exc:
             raise pytest.UsageError(f"--itbench-timeout={timeout}: {exc}") from None
+    config.stash[_PRICES] = model_prices.from_config(config)  # a bad price file fails here, naming its line
     if spec:
         if spec.strip() != agent_registry.ORACLE:
             try:
-                agent_registry.resolve(spec)  # fail before any trial: a misspelt name lists the alternatives
+                # Fail before any trial: a misspelt name lists the alternatives, a bad setting names its option.
+                agent_registry.resolve(spec, settings=openai_settings.values_from_pytest(config))
             except AgentSpecError as exc:
                 raise pytest.UsageError(f"--itbench-agent={spec}: {exc}") from None
         _run_catalog_when_no_paths(config)
@@ -124,6 +127,10 @@ def _run_catalog_when_no_paths(config) -> None:
         raise pytest.UsageError("this installation of pytest-itbench ships no scenario catalog; give the scenario "
                                 "files or directories to run")
     config.args = [str(found)] if no_paths else [*config.args, str(found)]
+
+
+def pytest_report_header(config):
+    return backend_options.header(config)  # a real backend: which cluster, which signals are missing
 
 
 # ---- collection ----------------------------------------------------------------------------------------------------
@@ -220,9 +227,15 @@ def _play_scenario(itbench_trial):
 
 # ---- fixtures ------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
-def itbench_backend(pytestconfig):
-    """The environment provider of this session (``--itbench-backend``)."""
-    return BACKENDS[pytestconfig.getoption("itbench_backend")]()
+def itbench_backend(pytestconfig, request):
+    """The environment provider of this session (``--itbench-backend``); what outlives trials (a cluster per
+    worker or session) is released at the end."""
+    try:
+        backend = backend_options.make(pytestconfig, request.session)
+    except BackendError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield backend
+    backend.close()
 
 
 @pytest.fixture
@@ -237,7 +250,8 @@ def itbench_trial(request, itbench_backend, tmp_path):
     options = Options(agent=spec, runs=config.getoption("itbench_runs"), seed=config.getoption("itbench_seed"),
                       timeout=parse_duration(timeout) if timeout else None,
                       without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"),
-                      ntam={k: v for k in "wtg" if (v := config.getoption(f"itbench_ntam_{k}")) is not None})
+                      ntam={k: v for k in "wtg" if (v := config.getoption(f"itbench_ntam_{k}")) is not None},
+                      prices=config.stash[_PRICES])
     path = str(request.node.path) if options.runs == 1 else f"{request.node.path}::{request.node.name}"
 
     def make_agent():
@@ -270,7 +284,8 @@ def _finish(item, trial) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_itbench_make_agent(spec, scenario, scenario_dir, config):
-    return agent_registry.resolve(spec, scenario, scenario_dir=scenario_dir)
+    return agent_registry.resolve(spec, scenario, scenario_dir=scenario_dir,
+                                  settings=openai_settings.values_from_pytest(config))
 
 
 # ---- reports -------------------------------------------------------------------------------------------------------

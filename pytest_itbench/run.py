@@ -30,7 +30,9 @@ from .evaluate.mitigation import Health, health
 from .evaluate.signals import Alertmanager, Prometheus
 from .faults import registry as fault_registry
 from .faults.base import FaultRecord
-from .results import ERROR, FAILED, STEPS, TOKENS, Attachment, CheckResult, TrialResult
+from .report import model_prices, trajectory_analysis
+from .report.model_prices import PriceTable
+from .results import ERROR, FAILED, Attachment, CheckResult, TrialResult
 from .scenario.schema import Scenario
 
 ALERT_STEP = 15.0  # cluster seconds between looks at the alerts (the rules' interval)
@@ -58,6 +60,7 @@ class Options:
     without: tuple[str, ...] = ()
     keep: bool = False
     ntam: dict[str, float] = field(default_factory=dict)  # --itbench-ntam-w/-t/-g (w, t, g) given on the command line
+    prices: PriceTable | None = None  # per-model token prices (--itbench-prices); None: the shipped table
 
 
 class Progress:
@@ -122,6 +125,8 @@ class Trial:
             with self.phase("provision"):
                 self.cluster = self.backend.provision(self.seed, self.workdir)
                 self.result.versions["backend"] = self.cluster.backend
+                # On a shared cluster the trial's namespaces must be its own before anything is deployed.
+                self.cluster.reserve(self._planned_namespaces(), tuple(self.scenario.expected_alerts))
             api = self.cluster.api_client()
             if self.app is not None:
                 with self.phase("deploy"):
@@ -182,9 +187,12 @@ class Trial:
                 except AgentFailure as exc:
                     failure = exc
                 self.agent_seconds = self.cluster.now() - self.agent_started
-        self.result.figures[STEPS] = float(len(self.trajectory.steps))
-        self.result.figures[TOKENS] = float(self.trajectory.tokens)
+        # Steps, tokens, tool calls, loops, failed commands and cost, for every kind of agent alike.
+        prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
+        analysis = trajectory_analysis.analyse(self.trajectory, prices)
+        self.result.figures.update(analysis.figures())
         self.result.attachments.append(Attachment("trajectory", "json", content=self.trajectory.to_list()))
+        self.result.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
         if self.submission is not None:
             self.result.attachments.append(Attachment("submission", "json", content=self.submission.to_dict()))
         if failure is not None:
@@ -239,6 +247,13 @@ class Trial:
                     f"{', '.join(sorted(firing)) or 'none'}); the scenario or its faults are broken")
             self.cluster.advance(ALERT_STEP)
             waited += ALERT_STEP
+
+    def _planned_namespaces(self) -> tuple[str, ...]:
+        """Every namespace the trial will create or use: the application's and the CISO scenario's."""
+        found = list(self.namespaces)
+        if self.scenario.ciso is not None:
+            found += [n for n in ciso_setup.namespaces_of(self.scenario, self.scenario_dir) if n not in found]
+        return tuple(found)
 
     def _grant(self) -> None:
         namespaces = self.namespaces or ("default",)

@@ -38,6 +38,14 @@ def apply(api: ApiClient, documents: Iterable[dict]) -> list[dict]:
         try:
             created.append(resource.create(body=doc, namespace=namespace).to_dict())
         except ApiException as exc:
+            if exc.status == 409 and doc["kind"] == "Namespace":
+                # On a shared cluster the trial claimed its namespace before deploying (backends/namespaces.py);
+                # the manifest's labels and annotations still apply.
+                meta = doc.get("metadata", {})
+                patch = {"metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
+                created.append(resource.patch(body=patch, name=meta["name"],
+                                              content_type="application/merge-patch+json").to_dict())
+                continue
             raise DeployError(f"creating {where} failed: {exc.status} {exc.reason}: {_message(exc)}") from None
     return created
 

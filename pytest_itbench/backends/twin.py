@@ -34,6 +34,9 @@ class TwinCluster:
             self._client = k8s.ApiClient(configuration)
         return self._client
 
+    def reserve(self, namespaces, alerts=()) -> None:
+        """A fresh twin per trial: every namespace is free."""
+
     def now(self) -> float:
         return self.twin.clock.now()
 
@@ -77,3 +80,6 @@ class TwinBackend:
         except BaseException:
             twin.stop()
             raise
+
+    def close(self) -> None:
+        """Each trial's twin stops with the trial: nothing outlives it."""

@@ -13,6 +13,9 @@ The clock advances in fixed ticks. It has two modes:
 * **real time** (:meth:`SimClock.follow_wall_time`): a background thread runs
   each tick when wall time reaches it, and :meth:`now` interpolates between
   ticks, so an agent working against the twin sees time pass as on a cluster.
+  ``follow_wall_time(scale=N)`` runs N simulated seconds per wall second
+  (``python -m pytest_itbench.twin --time-scale N``): a twin standing in for a
+  real cluster, whose harness waits instead of warping, then waits 1/N as long.
 
 Handlers run one at a time, in registration order, on whichever thread drives
 the clock; a handler that raises is logged and the others still run, so one
@@ -125,11 +128,20 @@ class SimClock:
     def following_wall_time(self) -> bool:
         return self._realtime is not None
 
-    def follow_wall_time(self) -> None:
-        """Switch to real-time mode: a background thread ticks at wall-clock pace."""
+    @property
+    def scale(self) -> float:
+        """Simulated seconds per wall second while following wall time (1 on a cluster-like clock)."""
+        follower = self._realtime
+        return follower.scale if follower is not None else 1.0
+
+    def follow_wall_time(self, scale: float = 1.0) -> None:
+        """Switch to real-time mode: a background thread ticks at wall-clock pace, ``scale`` simulated
+        seconds per wall second."""
+        if not scale > 0 or scale == float("inf"):
+            raise ValueError(f"the time scale must be a positive number, got {scale!r}")
         with self._lock:
             if self._realtime is None:
-                self._realtime = _WallTimeFollower(self)
+                self._realtime = _WallTimeFollower(self, scale)
                 self._realtime.start()
 
     def stop_following(self) -> None:
@@ -148,8 +160,9 @@ class SimClock:
 class _WallTimeFollower:
     """Runs the clock's ticks at wall-clock pace on a daemon thread."""
 
-    def __init__(self, clock: SimClock):
+    def __init__(self, clock: SimClock, scale: float = 1.0):
         self._clock = clock
+        self.scale = float(scale)
         self._stop = threading.Event()
         self._wall0 = time.monotonic()
         self._sim0 = clock._t
@@ -163,19 +176,23 @@ class _WallTimeFollower:
         self._sim0 = sim_now
 
     def interpolate(self, last_tick: float, tick: float) -> float:
-        wall = self._sim0 + (time.monotonic() - self._wall0)
+        wall = self._target()
         # Never behind the last tick run, never a full tick ahead of it.
         return min(max(wall, last_tick), last_tick + tick)
+
+    def _target(self) -> float:
+        """The simulated time wall time has reached."""
+        return self._sim0 + (time.monotonic() - self._wall0) * self.scale
 
     def _run(self) -> None:
         clock = self._clock
         while not self._stop.is_set():
-            target = self._sim0 + (time.monotonic() - self._wall0)
+            target = self._target()
             with clock._lock:
                 while clock._t + clock.tick <= target and not self._stop.is_set():
                     clock._step()
                 next_due = clock._t + clock.tick
-            wait = max(0.0, next_due - (self._sim0 + (time.monotonic() - self._wall0)))
+            wait = max(0.0, (next_due - self._target()) / self.scale)
             self._stop.wait(min(wait, 0.25))
 
     def stop(self) -> None:

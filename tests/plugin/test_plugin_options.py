@@ -68,3 +68,24 @@ def test_option_errors_stop_the_session_even_without_an_agent(bench):
     # a mistyped option is an error whether or not the session runs trials
     message = usage_error(bench, "--itbench-runs=0")
     assert "--itbench-runs must be at least 1" in message
+
+
+def test_a_bad_price_file_names_the_file_and_the_line(bench):
+    bench.write("prices.yaml", "read_on: 2026-11-30\nmodels:\n  gpt-4o: {input: 2.5, output: lots}\n")
+    message = usage_error(bench, "--itbench-agent=noop", "--itbench-prices=prices.yaml")
+    assert (f"--itbench-prices=prices.yaml: {bench.path / 'prices.yaml'}:3: models.gpt-4o.output must be a number "
+            f"of US dollars per million tokens (0 or more), got 'lots'") in message
+
+
+def test_a_missing_price_file(bench):
+    message = usage_error(bench, "--itbench-agent=noop", "--itbench-prices=nowhere.yaml")
+    assert "--itbench-prices=nowhere.yaml: " in message and "nowhere.yaml: cannot be read" in message
+
+
+def test_a_bad_price_file_in_the_ini_names_the_setting(bench):
+    bench.write("pytest.ini", "[pytest]\nitbench_prices = prices/mine.yaml\n")
+    bench.write("prices/mine.yaml", "models:\n  gpt-4o: {input: 2.5, output: 10}\n")
+    message = usage_error(bench, "--itbench-agent=noop")
+    # relative to the ini file; read_on is what makes a price table trustworthy
+    assert (f"itbench_prices = prices/mine.yaml: {bench.path / 'prices' / 'mine.yaml'}:1: read_on (the date the "
+            f"prices were read) and models are required; read_on is missing") in message

@@ -60,15 +60,20 @@ class Planned:
 #   NTAM: mean per scenario (alpha 0.6, beta 0.2), then over scenarios: 0.40.
 #   MTTD, MTTR: medians over alpha's two passes: (10 + 20) / 2 = 15 s, (30 + 60) / 2 = 45 s.
 #   steps, tokens: means over the six valid trials: (3*3 + 3*1) / 6 = 2.0, (3*60 + 3*20) / 6 = 40.
+#   calls: every step is a kubectl call (inferred from the action): 2.0 like steps; repeats: alpha repeats
+#   its action twice, beta never: (3*2 + 3*0) / 6 = 1.0; cmd-fails: none. No model named: no cost column.
 HEADER = ["group", "trials", "scen", "pass", "fail", "err", "pass@1", "pass@2", "pass@3", "NTAM", "MTTD", "MTTR",
-          "steps", "tokens"]
+          "steps", "tokens", "calls", "repeats", "cmd-fails"]
 ROWS = [
-    ["all", "9", "3", "2", "4", "3", "33.3±33.3", "50.0", "50.0", "0.40", "15.0s", "45.0s", "2.0", "40"],
-    ["ciso", "6", "2", "0", "3", "3", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20"],
-    ["finops", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "0.60", "15.0s", "45.0s", "3.0", "60"],
-    ["easy", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "0.60", "15.0s", "45.0s", "3.0", "60"],
-    ["medium", "3", "1", "0", "0", "3", "-", "-", "-", "-", "-", "-", "-", "-"],
-    ["hard", "3", "1", "0", "3", "0", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20"],
+    ["all", "9", "3", "2", "4", "3", "33.3±33.3", "50.0", "50.0", "0.40", "15.0s", "45.0s", "2.0", "40", "2.0", "1.0",
+     "0.0"],
+    ["ciso", "6", "2", "0", "3", "3", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20", "1.0", "0.0", "0.0"],
+    ["finops", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "0.60", "15.0s", "45.0s", "3.0", "60", "3.0", "2.0",
+     "0.0"],
+    ["easy", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "0.60", "15.0s", "45.0s", "3.0", "60", "3.0", "2.0",
+     "0.0"],
+    ["medium", "3", "1", "0", "0", "3", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"],
+    ["hard", "3", "1", "0", "3", "0", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20", "1.0", "0.0", "0.0"],
 ]
 OUTCOMES = {("alpha", 1): "passed", ("alpha", 2): "passed", ("alpha", 3): "failed",
             **{("beta", run): "failed" for run in (1, 2, 3)}, **{("gamma", run): "error" for run in (1, 2, 3)}}
@@ -125,7 +130,10 @@ def test_jsonl_has_one_record_per_trial_with_every_figure(session):
     alpha2 = next(r for r in records if (r["scenario_id"], r["run"]) == ("alpha", 2))
     assert alpha2["nodeid"] == "alpha.yaml::finops-alpha[run2]"
     assert alpha2["agent"] == "planned_agent:Planned" and alpha2["domain"] == "finops"
-    assert alpha2["figures"] == {"ntam": 0.6, "mttd": 20.0, "mttr": 60.0, "steps": 3.0, "tokens": 60.0}
+    assert alpha2["figures"] == {"ntam": 0.6, "mttd": 20.0, "mttr": 60.0, "steps": 3.0, "tokens": 60.0,
+                                 "tokens_in": 45.0, "tokens_out": 15.0, "tool_calls": 3.0, "repeated_actions": 2.0,
+                                 "longest_repeat": 3.0, "unknown_tools": 0.0, "failed_commands": 0.0,
+                                 "cost_usd": None}  # tokens, but no model named to price them
     assert alpha2["checks"] == [{"name": "answer", "passed": True, "detail": "planned pass of run 2",
                                  "required": True, "value": None}]
     assert {"pytest-itbench", "python", "pytest", "backend"} <= set(alpha2["versions"])
@@ -133,7 +141,7 @@ def test_jsonl_has_one_record_per_trial_with_every_figure(session):
     assert beta1["figures"]["mttd"] is None and beta1["figures"]["ntam"] == 0.2
     gamma3 = next(r for r in records if (r["scenario_id"], r["run"]) == ("gamma", 3))
     assert "PolicyViolation did not fire" in gamma3["error"] and "rerun this trial alone" in gamma3["error"]
-    assert {a["name"] for a in alpha2["attachments"]} >= {"task", "trajectory", "submission"}
+    assert {a["name"] for a in alpha2["attachments"]} >= {"task", "trajectory", "trajectory analysis", "submission"}
 
 
 def test_junit_has_the_figures_as_properties_and_the_verdicts(session):
@@ -217,6 +225,8 @@ def test_allure_attachments(allure_results):
     assert json.loads(body("task"))["scenario_id"] == "alpha"
     assert [step["thought"] for step in json.loads(body("trajectory"))] == ["step 0", "step 1", "step 2"]
     assert json.loads(body("submission"))["notes"] == "done"
+    assert [(s["name"], s["status"]) for s in alpha["steps"]] == [(f"{n}. kubectl get pods", "passed")
+                                                                  for n in (1, 2, 3)]
     gamma = {a["name"]: a for a in found["ciso-gamma[run2]"]["attachments"]}
     assert "rerun this trial alone" in (directory / gamma["error"]["source"]).read_text()
 

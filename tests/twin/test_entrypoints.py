@@ -1,5 +1,6 @@
 """The twin's two entry points: the Python API and ``python -m pytest_itbench.twin``."""
 
+import json
 import os
 import signal
 import socket
@@ -83,3 +84,30 @@ def test_cli_rejects_bad_arguments_with_a_message(tmp_path):
                              str(tmp_path / "missing-dir" / "k")], capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert "cannot write the kubeconfig" in result.stderr
+
+
+def test_cli_prints_its_observability_urls_and_advertises_its_time_scale(tmp_path):
+    proc, kubeconfig = _start_cli(tmp_path, "--nodes", "0", "--time-scale", "30")
+    try:
+        assert proc.stdout.readline().startswith("ready https://"), proc.stderr.read()
+        kind, _, text = proc.stdout.readline().strip().partition(" ")
+        assert kind == "urls"
+        urls = json.loads(text)
+        assert set(urls) == {"prometheus", "alertmanager", "jaeger", "topology", "opencost"}
+        assert all(url.startswith("http://127.0.0.1:") for url in urls.values())
+        from kubernetes import client as k8s, config as k8s_config
+        with k8s_config.new_client_from_config(config_file=str(kubeconfig)) as api:
+            data = k8s.CoreV1Api(api).read_namespaced_config_map("itbench-twin-clock", "kube-public").data
+        assert float(data["timeScale"]) == 30.0 and float(data["simulatedTime"]) > 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_rejects_a_time_scale_that_is_not_positive(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pytest_itbench.twin", "--kubeconfig", str(tmp_path / "k"),
+                             "--time-scale", "0"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2 and "--time-scale must be a positive number, got 0.0" in result.stderr
