@@ -19,8 +19,7 @@ from .twin.controllers.autoscaler.config import configmaps as node_group_configm
 
 PRICING_NAMESPACE, PRICING_CONFIGMAP, PRICING_KEY = "opencost", "custom-pricing-model", "default.json"
 NODE_GROUPS_NAMESPACE = "kube-system"
-PROVIDER_CONFIG, NODE_TEMPLATES = "kwok-provider-config", "kwok-provider-templates"
-AUTOSCALER_STATUS = "cluster-autoscaler-status"
+NODE_TEMPLATES = "kwok-provider-templates"  # the node groups' template Nodes (kwok-provider-config points here)
 
 
 def write_pricing(api: ApiClient, pricing: Pricing) -> None:
@@ -43,11 +42,12 @@ def write_node_groups(api: ApiClient, groups: tuple[NodeGroup, ...]) -> None:
 def agent_rules() -> dict[str, list[dict]]:
     """Namespaced RBAC rules a FinOps agent gets beyond its application's namespace, by namespace."""
     return {
+        # Reading kube-system's ConfigMaps is how one finds the autoscaler's configuration and status (RBAC
+        # cannot narrow a list by name); changing them is allowed for the node groups' templates only.
         NODE_GROUPS_NAMESPACE: [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]},
             {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [NODE_TEMPLATES],
-             "verbs": ["get", "patch", "update"]},
-            {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [PROVIDER_CONFIG, AUTOSCALER_STATUS],
-             "verbs": ["get"]},
+             "verbs": ["patch", "update"]},
         ],
         PRICING_NAMESPACE: [
             {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [PRICING_CONFIGMAP], "verbs": ["get"]},
