@@ -19,7 +19,7 @@ from kubernetes import client as k8s, dynamic
 from kubernetes.client import ApiClient
 from kubernetes.dynamic.exceptions import ApiException, ResourceNotFoundError
 
-from .scenario.schema import CisoGroundTruth, PolicyRef, ResourceRef, Scenario
+from .scenario.schema import HOSTS_CATEGORY, CisoGroundTruth, PolicyRef, ResourceRef, Scenario
 
 SETTLE = 30.0  # cluster seconds after setup: pods scheduled, Kyverno's background scan has seen the resources
 POLL = 5.0  # cluster seconds between looks while deleted objects go away
@@ -47,6 +47,7 @@ class CisoState:
 
     namespaces: tuple[str, ...]
     policy_specs: dict[str, dict] = field(default_factory=dict)  # keep_unchanged policy -> its spec after setup
+    hosts: object | None = None  # rhel9-ansible-opa: the violating hosts built for the agent (SimulatedHosts)
 
 
 def documents(scenario_dir: str, files: Iterable[str]) -> list[dict]:
@@ -71,7 +72,9 @@ def flatten(docs: Iterable) -> list[dict]:
 
 
 def namespaces_of(scenario: Scenario, scenario_dir: str) -> tuple[str, ...]:
-    """The scenario's namespaces: as listed, else those its manifests create or use (in order)."""
+    """The scenario's namespaces: as listed, else those its manifests create or use (in order); none for hosts."""
+    if scenario.category == HOSTS_CATEGORY:
+        return ()
     if scenario.ciso.namespaces:
         return tuple(scenario.ciso.namespaces)
     found: list[str] = []
@@ -133,6 +136,8 @@ def prepare(api: ApiClient, scenario: Scenario, scenario_dir: str, advance: Call
     """Namespaces, existing policies, manifests (as admin); then a few warped seconds; record the specs of the
     policies the agent must leave alone."""
     spec = scenario.ciso
+    if scenario.category == HOSTS_CATEGORY:
+        return CisoState(namespaces=())  # no cluster objects: the hosts are built with the agent's workdir
     namespaces = namespaces_of(scenario, scenario_dir)
     core = k8s.CoreV1Api(api)
     for name in namespaces:
@@ -153,6 +158,34 @@ def prepare(api: ApiClient, scenario: Scenario, scenario_dir: str, advance: Call
             raise SetupError(f"keep_unchanged names {policy_label(ref)}, which setup did not create")
         state.policy_specs[policy_label(ref)] = obj.get("spec") or {}
     return state
+
+
+# ---- rhel9-ansible-opa: simulated hosts ------------------------------------------------------------------------
+AGENT_HOST_FILES = ("inventory.ini", "ansible.cfg")  # what the agent's workdir gets of a hosts build
+
+
+def build_hosts(scenario: Scenario, scenario_dir: str, variant: str, where: str):
+    """Build the scenario's violating or compliant hosts (SimulatedHosts) under ``where``."""
+    from .hosts import HostsUnavailable, HostStateError, SimulatedHosts, load_hosts, preflight
+    relative = scenario.ciso.hosts if variant == "violating" else scenario.ciso.compliant_hosts
+    try:
+        preflight()
+    except HostsUnavailable as exc:
+        raise SetupError(f"simulated hosts unavailable: {exc}") from None
+    try:
+        states = load_hosts(os.path.join(scenario_dir, relative))
+    except HostStateError as exc:
+        raise SetupError(f"{relative}: {exc}") from None
+    return SimulatedHosts(where, states).build()
+
+
+def hand_hosts(hosts, directory: str) -> None:
+    """Put the build's inventory.ini and ansible.cfg into ``directory`` (``ansible-playbook -i inventory.ini``
+    then works there; both name the build's absolute paths)."""
+    os.makedirs(directory, exist_ok=True)
+    for name, source in zip(AGENT_HOST_FILES, (hosts.inventory, hosts.ansible_cfg)):
+        with open(source, encoding="utf-8") as src, open(os.path.join(directory, name), "w", encoding="utf-8") as dst:
+            dst.write(src.read())
 
 
 def policy_label(ref: PolicyRef) -> str:

@@ -139,10 +139,14 @@ class Trial:
                 with self.phase("setup"):
                     try:
                         self.ciso = ciso_setup.prepare(api, self.scenario, self.scenario_dir, self.cluster.advance)
+                        if self.scenario.ciso.hosts:  # rhel9-ansible-opa: the violating hosts, inventory in the workdir
+                            self.ciso.hosts = ciso_setup.build_hosts(self.scenario, self.scenario_dir, "violating",
+                                                                     os.path.join(self.workdir, "hosts"))
+                            ciso_setup.hand_hosts(self.ciso.hosts, os.path.join(self.workdir, "agent"))
                     except ciso_setup.SetupError as exc:
                         raise EnvironmentBroken(str(exc)) from None
                     self.namespaces = self.ciso.namespaces
-                    self.namespace = self.namespace or self.namespaces[0]
+                    self.namespace = self.namespace or (self.namespaces[0] if self.namespaces else "")
             if self.scenario.finops is not None:
                 with self.phase("setup"):
                     try:

@@ -40,7 +40,8 @@ _PARSE_CODES = ("parse", "compile", "syntax", "type")
 def pytest_itbench_evaluate(trial):
     if trial.scenario.domain != "ciso" or trial.scenario.ciso is None:
         return None
-    grade = {"kyverno": _kyverno, "kubectl-opa": _kubectl_opa, "kyverno-update": _kyverno_update}
+    grade = {"kyverno": _kyverno, "kubectl-opa": _kubectl_opa, "kyverno-update": _kyverno_update,
+             "rhel9-ansible-opa": _rhel9_ansible_opa}
     checks = grade[trial.scenario.category](trial)
     passed = all(c.passed for c in checks)
     trial.result.figures[TTP] = round(trial.agent_seconds, 3) if passed else math.inf
@@ -262,25 +263,35 @@ class ArtifactProblem(Exception):
     """What is wrong with an artifact or its run, in one line."""
 
 
-def _kubectl_opa(trial) -> list[CheckResult]:
+def _collector_and_policy(trial, collector: str) -> tuple[list[CheckResult] | None, str, str, str]:
+    """The ``collector`` artifact (script or playbook) and the policy: (failed checks or None, collector path,
+    policy path, policy text)."""
     paths = artifact_paths(trial)
     wanted = trial.scenario.artifacts
-    missing = [wanted.get(role, role) for role in ("script", "policy") if role not in paths]
-    missing += [_shown(trial, paths[r]) for r in ("script", "policy") if r in paths and not os.path.isfile(paths[r])]
+    roles = (collector, "policy")
+    missing = [wanted.get(role, role) for role in roles if role not in paths]
+    missing += [_shown(trial, paths[r]) for r in roles if r in paths and not os.path.isfile(paths[r])]
     if missing:
-        return [CheckResult("policy", False, f"missing: {', '.join(missing)} (expected in the workdir)"),
-                CheckResult("posture", False, "not evaluated: artifacts missing")]
-    script, rego = paths["script"], paths["policy"]
+        return ([CheckResult("policy", False, f"missing: {', '.join(missing)} (expected in the workdir)"),
+                 CheckResult("posture", False, "not evaluated: artifacts missing")], "", "", "")
+    script, rego = paths[collector], paths["policy"]
     try:
         with open(rego, encoding="utf-8") as fh:
             policy_text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
-        return [CheckResult("policy", False, f"{_shown(trial, rego)}: cannot be read: {exc}"),
-                CheckResult("posture", False, "not evaluated: the policy cannot be read")]
+        return ([CheckResult("policy", False, f"{_shown(trial, rego)}: cannot be read: {exc}"),
+                 CheckResult("posture", False, "not evaluated: the policy cannot be read")], "", "", "")
     problem = _rego_syntax(policy_text)
     if problem:
-        return [CheckResult("policy", False, f"{_shown(trial, rego)}: {problem}"),
-                CheckResult("posture", False, "not evaluated: the policy does not compile")]
+        return ([CheckResult("policy", False, f"{_shown(trial, rego)}: {problem}"),
+                 CheckResult("posture", False, "not evaluated: the policy does not compile")], "", "", "")
+    return None, script, rego, policy_text
+
+
+def _kubectl_opa(trial) -> list[CheckResult]:
+    failed, script, rego, policy_text = _collector_and_policy(trial, "script")
+    if failed:
+        return failed
     policy = CheckResult("policy", True, f"{_shown(trial, script)} and {_shown(trial, rego)} present; the policy "
                                          f"compiles")
     violating = _side(trial, script, policy_text, "violating", want=False)
@@ -288,6 +299,44 @@ def _kubectl_opa(trial) -> list[CheckResult]:
     compliant = _side(trial, script, policy_text, "compliant", want=True)
     ok = violating[0] and compliant[0]
     return [policy, CheckResult("posture", ok, f"violating cluster: {violating[1]}; compliant variant: {compliant[1]}")]
+
+
+# ---- rhel9-ansible-opa ---------------------------------------------------------------------------------------------
+def _rhel9_ansible_opa(trial) -> list[CheckResult]:
+    """The agent's playbook against a fresh build of the violating hosts (the policy must say false), then of the
+    compliant ones (true); each run in a fresh copy of the workdir with that build's inventory.ini and ansible.cfg."""
+    failed, playbook, rego, policy_text = _collector_and_policy(trial, "playbook")
+    if failed:
+        return failed
+    policy = CheckResult("policy", True, f"{_shown(trial, playbook)} and {_shown(trial, rego)} present; the "
+                                         f"policy compiles")
+    violating = _side(trial, playbook, policy_text, "violating", want=False, run=run_playbook)
+    compliant = _side(trial, playbook, policy_text, "compliant", want=True, run=run_playbook)
+    ok = violating[0] and compliant[0]
+    return [policy, CheckResult("posture", ok, f"violating hosts: {violating[1]}; compliant hosts: {compliant[1]}")]
+
+
+def run_playbook(trial, playbook: str, label: str) -> Any:
+    """Build the ``label`` hosts afresh, run the agent's playbook on them with ansible-playbook (time-limited) in a
+    fresh copy of its workdir; return the collected_data.json it wrote."""
+    from ..hosts.runtime import playbook_command
+    run_dir = tempfile.mkdtemp(prefix=f"ciso-{label}-", dir=trial.workdir)
+    try:
+        hosts = ciso_setup.build_hosts(trial.scenario, trial.scenario_dir, label, os.path.join(run_dir, "env"))
+    except ciso_setup.SetupError as exc:
+        raise RuntimeError(f"building the {label} hosts: {exc}") from None  # the environment's fault: an error
+    copy = _fresh_copy(trial, run_dir, ignore=(EVIDENCE, ".ansible", *ciso_setup.AGENT_HOST_FILES))
+    ciso_setup.hand_hosts(hosts, copy)
+    target = _inside(trial, playbook, copy)
+    env = hosts.env()
+    env["ANSIBLE_CONFIG"] = os.path.join(copy, "ansible.cfg")
+    env["HOME"] = run_dir
+    code = _run_logged(trial, [playbook_command() or "ansible-playbook", "-i", "inventory.ini", target], copy, env,
+                       os.path.basename(playbook), label)
+    if code != 0:
+        raise ArtifactProblem(f"ansible-playbook {os.path.basename(playbook)} failed (status {code})"
+                              f"{_tail(os.path.join(run_dir, 'output.log'))}")
+    return _evidence(copy, f"ansible-playbook {os.path.basename(playbook)}")
 
 
 def _rego_syntax(text: str) -> str | None:
@@ -303,10 +352,10 @@ def _rego_syntax(text: str) -> str | None:
     return None
 
 
-def _side(trial, script: str, policy_text: str, label: str, want: bool) -> tuple[bool, str]:
+def _side(trial, script: str, policy_text: str, label: str, want: bool, run=None) -> tuple[bool, str]:
     from ..policy import rego
     try:
-        evidence = run_script(trial, script, label)
+        evidence = (run or run_script)(trial, script, label)
     except ArtifactProblem as exc:
         return False, str(exc)
     try:
@@ -323,44 +372,63 @@ def _side(trial, script: str, policy_text: str, label: str, want: bool) -> tuple
     return False, f"{verdict}, should be {'true' if want else 'false'}"
 
 
-def run_script(trial, script: str, label: str) -> Any:
-    """Run the agent's script in a fresh copy of its workdir with its kubeconfig; return the evidence it wrote."""
-    base = workdir(trial)
-    run_dir = tempfile.mkdtemp(prefix=f"ciso-{label}-", dir=trial.workdir)
+def _fresh_copy(trial, run_dir: str, ignore: tuple[str, ...]) -> str:
     copy = os.path.join(run_dir, "work")
-    shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(EVIDENCE, ".kube"))
-    cache = os.path.join(run_dir, "kubecache")
-    os.makedirs(cache)
-    relative = os.path.relpath(script, base) if script.startswith(base + os.sep) else script
-    target = os.path.join(copy, relative) if not os.path.isabs(relative) else relative
-    env = {"KUBECONFIG": trial.agent_kubeconfig, "KUBECACHEDIR": cache,
-           **{k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}}
+    shutil.copytree(workdir(trial), copy, symlinks=True, ignore=shutil.ignore_patterns(*ignore))
+    return copy
+
+
+def _inside(trial, path: str, copy: str) -> str:
+    """``path`` (an artifact) as it lies in the copy of the workdir."""
+    base = workdir(trial)
+    relative = os.path.relpath(path, base) if path.startswith(base + os.sep) else path
+    return os.path.join(copy, relative) if not os.path.isabs(relative) else relative
+
+
+def _run_logged(trial, argv: list[str], cwd: str, env: dict, name: str, label: str) -> int:
+    """Run ``argv`` in its own session, output to output.log beside ``cwd``, stopped after ciso.script_timeout."""
     limit = trial.scenario.ciso.script_timeout
-    log_path = os.path.join(run_dir, "output.log")
+    log_path = os.path.join(os.path.dirname(cwd), "output.log")
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(["bash", target], cwd=copy, env=env, stdin=subprocess.DEVNULL, stdout=log,
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
             code = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             _kill(proc)
-            raise ArtifactProblem(f"{os.path.basename(script)} did not finish within {limit:g} s and was "
-                                  f"stopped{_tail(log_path)}") from None
+            raise ArtifactProblem(f"{name} did not finish within {limit:g} s and was stopped{_tail(log_path)}") from None
         finally:
             _kill(proc)
-    output = _tail(log_path)
-    trial.result.attachments.append(Attachment(f"script output ({label})", "text",
-                                               content=_read(log_path)[-20000:]))
-    if code != 0:
-        raise ArtifactProblem(f"{os.path.basename(script)} exited with status {code}{output}")
+    trial.result.attachments.append(Attachment(f"{'playbook' if name.endswith(('.yml', '.yaml')) else 'script'} "
+                                               f"output ({label})", "text", content=_read(log_path)[-20000:]))
+    return code
+
+
+def _evidence(copy: str, what: str) -> Any:
     evidence = os.path.join(copy, EVIDENCE)
     if not os.path.isfile(evidence):
-        raise ArtifactProblem(f"{os.path.basename(script)} exited 0 but wrote no {EVIDENCE}")
+        raise ArtifactProblem(f"{what} exited 0 but wrote no {EVIDENCE}")
     try:
         with open(evidence, encoding="utf-8") as fh:
             return json.load(fh)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ArtifactProblem(f"{EVIDENCE} is not valid JSON: {_one_line(exc)}") from None
+
+
+def run_script(trial, script: str, label: str) -> Any:
+    """Run the agent's script in a fresh copy of its workdir with its kubeconfig; return the evidence it wrote."""
+    run_dir = tempfile.mkdtemp(prefix=f"ciso-{label}-", dir=trial.workdir)
+    copy = _fresh_copy(trial, run_dir, ignore=(EVIDENCE, ".kube"))
+    cache = os.path.join(run_dir, "kubecache")
+    os.makedirs(cache)
+    target = _inside(trial, script, copy)
+    env = {"KUBECONFIG": trial.agent_kubeconfig, "KUBECACHEDIR": cache,
+           **{k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}}
+    code = _run_logged(trial, ["bash", target], copy, env, os.path.basename(script), label)
+    if code != 0:
+        raise ArtifactProblem(f"{os.path.basename(script)} exited with status {code}"
+                              f"{_tail(os.path.join(run_dir, 'output.log'))}")
+    return _evidence(copy, os.path.basename(script))
 
 
 def _kill(proc: subprocess.Popen) -> None:

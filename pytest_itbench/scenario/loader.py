@@ -94,6 +94,14 @@ def _file_problems(root, scenario: Scenario, base_dir: str) -> list[tuple[int | 
         if not os.path.isfile(full):
             problems.append((_line_of(root, loc), f"{where}: {relative} does not exist (looked for {full})"))
             continue
+        if loc[:2] in (("ciso", "hosts"), ("ciso", "compliant_hosts")):  # host states (docs/ciso-hosts.md)
+            from ..hosts import HostStateError, load_hosts
+            try:
+                load_hosts(full)
+            except (OSError, yaml.YAMLError, HostStateError) as exc:
+                problems.append((_line_of(root, loc), f"{where}: {relative} is not a valid list of hosts: "
+                                 f"{' '.join(str(exc).split())[:600]}"))
+            continue
         if loc[0] in ("ciso", "finops") and relative.endswith((".yaml", ".yml")):
             try:
                 with open(full, encoding="utf-8") as fh:

@@ -22,10 +22,11 @@ from .sre_truth import EntityGroup, Propagation, SreGroundTruth  # noqa: F401  (
 API_VERSION = "itbench.io/v1"
 DOMAINS = ("sre", "ciso", "finops")
 COMPLEXITIES = ("easy", "medium", "hard")
-# The classes within a domain (``category``). CISO's fourth ITBench class, rhel9-ansible-opa, comes with a
-# ``hosts`` section beside the cluster; it is named here so that the schema can say so.
-CATEGORIES = {"ciso": ("kyverno", "kubectl-opa", "kyverno-update")}
-LATER_CATEGORIES = {"ciso": ("rhel9-ansible-opa",)}
+# The classes within a domain (``category``). CISO's rhel9-ansible-opa runs on simulated RHEL 9 hosts
+# (ciso.hosts, docs/ciso-hosts.md) instead of cluster objects.
+CATEGORIES = {"ciso": ("kyverno", "kubectl-opa", "kyverno-update", "rhel9-ansible-opa")}
+LATER_CATEGORIES: dict[str, tuple[str, ...]] = {}
+HOSTS_CATEGORY = "rhel9-ansible-opa"
 CISO_RESULTS = ("pass", "fail", "skip", "error", "warn")
 
 TRUTH_PREFIX = "ground_truth."  # how the scenario's own check reports a ground-truth problem (the loader refines it)
@@ -100,6 +101,7 @@ class Evaluation(_Model):
 
 # ---- CISO --------------------------------------------------------------------------------------------------------
 _DEFAULT_ARTIFACTS = {"kubectl-opa": {"script": "script.sh", "policy": "policy.rego"},
+                      "rhel9-ansible-opa": {"playbook": "playbook.yml", "policy": "policy.rego"},
                       "kyverno": {"policy": "policy.yaml"}, "kyverno-update": {"policy": "policy.yaml"}}
 
 
@@ -128,10 +130,13 @@ class PolicyRef(_Model):
 
 
 class CisoSetup(_Model):
-    """The cluster a CISO scenario builds before the agent starts; file paths relative to the scenario file."""
+    """The cluster (or, for rhel9-ansible-opa, the simulated hosts) a CISO scenario builds before the agent starts;
+    file paths relative to the scenario file."""
 
     namespaces: tuple[str, ...] = ()
-    manifests: tuple[str, ...] = Field(min_length=1)
+    manifests: tuple[str, ...] = ()  # required except for rhel9-ansible-opa (Scenario._check_ciso)
+    hosts: str | None = None  # rhel9-ansible-opa: YAML host states, the violating variant (docs/ciso-hosts.md)
+    compliant_hosts: str | None = None  # rhel9-ansible-opa: the compliant variant of the same hosts
     compliant_manifests: tuple[str, ...] = ()
     existing_policies: tuple[str, ...] = ()
     keep_unchanged: tuple[PolicyRef, ...] = ()
@@ -165,6 +170,9 @@ class CisoSetup(_Model):
         out = []
         for name in ("manifests", "compliant_manifests", "existing_policies"):
             out += [((name, i), f) for i, f in enumerate(getattr(self, name))]
+        for name in ("hosts", "compliant_hosts"):
+            if getattr(self, name):
+                out.append(((name,), getattr(self, name)))
         return out
 
 
@@ -266,8 +274,7 @@ class Scenario(_Model):
         if not known:
             raise ValueError(f"a {self.domain} scenario has no category")
         if self.category in LATER_CATEGORIES.get(self.domain, ()):
-            raise ValueError(f"category {self.category!r} is not supported yet (it needs hosts beside the "
-                             f"cluster); supported: {', '.join(known)}")
+            raise ValueError(f"category {self.category!r} is not supported yet; supported: {', '.join(known)}")
         if self.category not in known:
             raise ValueError(f"unknown {self.domain} category {self.category!r}; one of {', '.join(known)}")
 
@@ -280,6 +287,22 @@ class Scenario(_Model):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ValueError(f"{TRUTH_PREFIX}{where}: {first['msg']}") from None
+        if self.category == HOSTS_CATEGORY:
+            if not (self.ciso.hosts and self.ciso.compliant_hosts):
+                raise ValueError("a rhel9-ansible-opa scenario gives ciso.hosts and ciso.compliant_hosts: YAML files "
+                                 "of host states (violating and compliant variants), relative to the scenario")
+            cluster = [n for n in ("manifests", "compliant_manifests", "existing_policies", "keep_unchanged",
+                                   "agent_rules") if getattr(self.ciso, n)]
+            if cluster:
+                raise ValueError(f"a rhel9-ansible-opa scenario runs on hosts, not cluster objects: drop ciso."
+                                 f"{', ciso.'.join(cluster)}")
+            if truth.expected or truth.recommended_actions:
+                raise ValueError("ground_truth.expected and recommended_actions have no meaning for rhel9-ansible-opa")
+            return
+        if self.ciso.hosts or self.ciso.compliant_hosts:
+            raise ValueError(f"ciso.hosts and ciso.compliant_hosts belong to rhel9-ansible-opa, not {self.category}")
+        if not self.ciso.manifests:
+            raise ValueError("ciso.manifests: give at least one manifest file (the scenario's cluster objects)")
         if self.category == "kubectl-opa":
             if not self.ciso.compliant_manifests:
                 raise ValueError("a kubectl-opa scenario gives ciso.compliant_manifests: the compliant variant of "

@@ -177,13 +177,13 @@ def test_a_missing_referenced_file_is_a_loading_error_naming_it(tmp_path):
 
 def test_ciso_fields_are_checked_with_their_lines(tmp_path):
     path = _copy(tmp_path)
-    text = path.read_text().replace("category: kubectl-opa", "category: rhel9-ansible-opa")
+    text = path.read_text().replace("category: kubectl-opa", "category: rhel9-ansible")
     text = text.replace("  - kind: Pod\n    name: node-debugger", "  - kind: Pod\n    nam: node-debugger")
     path.write_text(text)
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
     message = str(caught.value)
-    assert "not supported yet (it needs hosts beside the cluster)" in message
+    assert "unknown ciso category 'rhel9-ansible'" in message
     lines = text.splitlines()
     line = next(i for i, t in enumerate(lines, 1) if "nam: node-debugger" in t)
     assert f":{line}: ground_truth.violating[0].nam: unknown field" in message

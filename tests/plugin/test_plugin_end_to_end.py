@@ -64,16 +64,33 @@ def test_the_sre_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
 
 def test_the_ciso_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
     """Every CISO scenario of the shipped catalog (Kyverno generate and update, kubectl with OPA)."""
-    directory = catalog.bundled() / "ciso"
-    expected = {load(path).id for path in directory.glob("*/*/scenario.yaml")}
+    directories = [catalog.bundled() / "ciso" / c for c in ("kyverno", "kubectl-opa", "kyverno-update")]
+    expected = {load(path).id for d in directories for path in d.glob("*/scenario.yaml")}
     assert len(expected) >= 40
+    _oracle_passes_noop_fails(tmp_path, [str(d) for d in directories], expected)
+
+
+def test_the_rhel9_hosts_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
+    """CISO rhel9-ansible-opa: Ansible playbooks and Rego on simulated RHEL 9 hosts (needs root, ansible-core)."""
+    from pytest_itbench.hosts import HostsUnavailable, preflight
+    try:
+        preflight()
+    except HostsUnavailable as exc:
+        pytest.skip(f"simulated hosts unavailable here: {exc}")
+    directory = catalog.bundled() / "ciso" / "rhel9-ansible-opa"
+    expected = {load(path).id for path in directory.glob("*/scenario.yaml")}
+    assert len(expected) >= 20
+    _oracle_passes_noop_fails(tmp_path, [str(directory)], expected)
+
+
+def _oracle_passes_noop_fails(tmp_path, paths: list[str], expected: set[str]) -> None:
     project = Project(tmp_path)
     project.write("conftest.py", "")  # the catalog's own evaluators only
-    oracle = project.subprocess("-n", "2", "--itbench-agent=oracle", "--itbench-results=oracle.jsonl",
-                                str(directory), timeout=600)
+    oracle = project.subprocess("-n", "2", "--itbench-agent=oracle", "--itbench-results=oracle.jsonl", *paths,
+                                timeout=600)
     assert oracle.returncode == 0, oracle.stdout[-6000:] + oracle.stderr
     assert outcomes(tmp_path / "oracle.jsonl") == {sid: "passed" for sid in expected}
-    noop = project.subprocess("-n", "2", "--itbench-agent=noop", "--itbench-results=noop.jsonl", str(directory),
+    noop = project.subprocess("-n", "2", "--itbench-agent=noop", "--itbench-results=noop.jsonl", *paths,
                               timeout=600)
     assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr
     assert outcomes(tmp_path / "noop.jsonl") == {sid: "failed" for sid in expected}

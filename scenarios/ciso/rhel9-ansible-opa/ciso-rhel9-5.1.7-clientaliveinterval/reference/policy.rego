@@ -1,0 +1,24 @@
+package check
+
+import rego.v1
+
+# CIS Red Hat Enterprise Linux 9 Benchmark 5.1.7: Ensure sshd ClientAliveInterval is configured. input: {host: ClientAliveInterval as /etc/ssh/sshd_config sets it}.
+
+default result := false
+
+ok(v) if {
+    is_string(v)
+    regex.match(`^[0-9]+$`, v)
+    to_number(v) > 0
+}
+
+violations contains host if {
+    some host, v in input
+    not ok(v)
+}
+
+result if {
+    is_object(input)
+    count(input) > 0
+    count(violations) == 0
+}
