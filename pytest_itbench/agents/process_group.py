@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 _POLL = 0.05
@@ -73,4 +74,16 @@ def _signal(pgid: int, sig: signal.Signals) -> None:
     try:
         os.killpg(pgid, sig)
     except ProcessLookupError:  # everyone ended in the meantime
+        pass
+
+
+def kill_leader(proc: subprocess.Popen, wait: float = 5.0) -> None:
+    """SIGKILL the group ``proc`` leads (what it left running in the background too) and reap ``proc``."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
         pass

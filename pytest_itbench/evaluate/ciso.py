@@ -11,7 +11,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import yaml
 from kubernetes import config as k8s_config, dynamic
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
+from ..agents.process_group import kill_leader
 from .. import ciso_setup
 from ..results import TTP, Attachment, CheckResult
 from ..scenario.schema import CisoGroundTruth, ExpectedResult, ResourceRef
@@ -395,10 +395,10 @@ def _run_logged(trial, argv: list[str], cwd: str, env: dict, name: str, label: s
         try:
             code = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
-            _kill(proc)
+            kill_leader(proc)
             raise ArtifactProblem(f"{name} did not finish within {limit:g} s and was stopped{_tail(log_path)}") from None
         finally:
-            _kill(proc)
+            kill_leader(proc)
     trial.result.attachments.append(Attachment(f"{'playbook' if name.endswith(('.yml', '.yaml')) else 'script'} "
                                                f"output ({label})", "text", content=_read(log_path)[-20000:]))
     return code
@@ -430,17 +430,6 @@ def run_script(trial, script: str, label: str) -> Any:
                               f"{_tail(os.path.join(run_dir, 'output.log'))}")
     return _evidence(copy, os.path.basename(script))
 
-
-def _kill(proc: subprocess.Popen) -> None:
-    """End the script's whole process group (what it left in the background too)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _read(path: str) -> str:

@@ -11,8 +11,8 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.utils import parse_quantity
 
 from ..scenario.schema import ObjectRef
-from .base import FaultError
-from ._k8s import patch_workload, read_workload
+from .base import FaultError, FaultRecord
+from ._k8s import container_index, patch_workload, read_workload
 
 POD_SPEC = "/spec/template/spec"
 
@@ -34,6 +34,24 @@ def restore_field(api: ApiClient, target: ObjectRef, field: str, saved: Any) -> 
     """Put a pod-spec field (``nodeSelector``, ``affinity``, ...) back as it was."""
     spec = pod_spec(read_workload(api, target))
     set_field(api, target, f"{POD_SPEC}/{field}", saved, field in spec)
+
+
+def set_container_field(api: ApiClient, record: FaultRecord, field: str, value: Any) -> None:
+    """Set one field of the fault's container (``record.args.container``), saving what it was for removal."""
+    index, container = container_index(read_workload(api, record.target), record.args.container, record.target)
+    if container.get(field) == value and field in record.saved:
+        return
+    if field not in record.saved:
+        record.saved[field] = container.get(field)
+    set_field(api, record.target, f"{POD_SPEC}/containers/{index}/{field}", value, field in container)
+
+
+def restore_container_field(api: ApiClient, record: FaultRecord, field: str) -> None:
+    """Put the container's field back as :func:`set_container_field` found it."""
+    if field not in record.saved:
+        return
+    index, container = container_index(read_workload(api, record.target), record.args.container, record.target)
+    set_field(api, record.target, f"{POD_SPEC}/containers/{index}/{field}", record.saved[field], field in container)
 
 
 def selector_string(workload: dict, target: ObjectRef) -> str:

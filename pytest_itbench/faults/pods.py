@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from .base import Fault, FaultArgs, FaultError, FaultRecord
 from ._k8s import container_index, patch_workload, read_workload
-from ._template import POD_SPEC, nodes, pod_spec, set_field
+from ._template import POD_SPEC, nodes, pod_spec, restore_container_field, set_container_field, set_field
 
 WORKLOADS = ("Deployment", "StatefulSet")
 
@@ -89,10 +89,10 @@ class InvalidCommand(Fault):
     expected_alerts = ("KubePodCrashLooping",)
 
     def inject(self, api: ApiClient, record: FaultRecord) -> None:
-        _set_container_field(api, record, "command", record.args.command)
+        set_container_field(api, record, "command", record.args.command)
 
     def remove(self, api: ApiClient, record: FaultRecord) -> None:
-        _restore_container_field(api, record, "command")
+        restore_container_field(api, record, "command")
 
 
 # ---- resources ------------------------------------------------------------------------------------------------------
@@ -121,10 +121,10 @@ class InsufficientResources(Fault):
             if "cpu" in requests:
                 requests["cpu"] = args.cpu
         wanted = {**resources, "limits": limits, **({"requests": requests} if requests else {})}
-        _set_container_field(api, record, "resources", wanted)
+        set_container_field(api, record, "resources", wanted)
 
     def remove(self, api: ApiClient, record: FaultRecord) -> None:
-        _restore_container_field(api, record, "resources")
+        restore_container_field(api, record, "resources")
 
 
 class UnassignedLimits(Fault):
@@ -145,10 +145,10 @@ class UnassignedLimits(Fault):
             raise FaultError(f"{record.target.kind} {record.target.namespace}/{record.target.name}: container "
                              f"{container['name']} has no resource limits to remove")
         wanted = {k: v for k, v in resources.items() if k != "limits"}
-        _set_container_field(api, record, "resources", wanted)
+        set_container_field(api, record, "resources", wanted)
 
     def remove(self, api: ApiClient, record: FaultRecord) -> None:
-        _restore_container_field(api, record, "resources")
+        restore_container_field(api, record, "resources")
 
 
 # ---- image ----------------------------------------------------------------------------------------------------------
@@ -171,10 +171,10 @@ class UnsupportedArchitectureImage(Fault):
     def inject(self, api: ApiClient, record: FaultRecord) -> None:
         image = record.args.image or record.saved.get("foreign") or _foreign_image(api)
         record.saved.setdefault("foreign", image)
-        _set_container_field(api, record, "image", image)
+        set_container_field(api, record, "image", image)
 
     def remove(self, api: ApiClient, record: FaultRecord) -> None:
-        _restore_container_field(api, record, "image")
+        restore_container_field(api, record, "image")
 
 
 def _foreign_image(api: ApiClient) -> str:
@@ -240,22 +240,6 @@ class NonexistentClaim(Fault):
 # ---- one field of one container -------------------------------------------------------------------------------------
 def _container(api: ApiClient, record: FaultRecord) -> tuple[int, dict]:
     return container_index(read_workload(api, record.target), record.args.container, record.target)
-
-
-def _set_container_field(api: ApiClient, record: FaultRecord, field: str, value) -> None:
-    index, container = _container(api, record)
-    if container.get(field) == value and field in record.saved:
-        return
-    if field not in record.saved:
-        record.saved[field] = container.get(field)
-    set_field(api, record.target, f"{POD_SPEC}/containers/{index}/{field}", value, field in container)
-
-
-def _restore_container_field(api: ApiClient, record: FaultRecord, field: str) -> None:
-    if field not in record.saved:
-        return
-    index, container = _container(api, record)
-    set_field(api, record.target, f"{POD_SPEC}/containers/{index}/{field}", record.saved[field], field in container)
 
 
 FAULTS = (CrashingInitContainer(), HangingInitContainer(), InvalidCommand(), InsufficientResources(),

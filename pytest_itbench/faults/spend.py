@@ -15,7 +15,8 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.utils import parse_quantity
 from pydantic import Field, field_validator
 
-from ._k8s import container_index, patch_workload, read_workload
+from ._k8s import container_index, read_workload
+from ._template import restore_container_field, set_container_field
 from .base import Fault, FaultArgs, FaultError, FaultRecord
 from .workloads import ContainerArgs, _scale
 
@@ -80,11 +81,10 @@ class OversizedRequests(Fault):
 
     def inject(self, api: ApiClient, record: FaultRecord) -> None:
         args: RequestArgs = record.args
-        workload = read_workload(api, record.target)
-        index, container = container_index(workload, args.container, record.target)
-        if "resources" not in record.saved:
-            record.saved["resources"] = copy.deepcopy(container.get("resources"))
-        resources = copy.deepcopy(record.saved["resources"] or {})
+        _, container = container_index(read_workload(api, record.target), args.container, record.target)
+        # From what the container had before the fault, so a second injection changes nothing.
+        resources = copy.deepcopy(record.saved["resources"] if "resources" in record.saved
+                                  else container.get("resources")) or {}
         for resource, value in (("cpu", args.cpu), ("memory", args.memory)):
             if value is None:
                 continue
@@ -92,16 +92,10 @@ class OversizedRequests(Fault):
             limit = (resources.get("limits") or {}).get(resource)
             if limit is not None and parse_quantity(str(limit)) < parse_quantity(value):
                 resources["limits"][resource] = value
-        patch_workload(api, record.target, [{"op": "add", "path": f"/spec/template/spec/containers/{index}/resources",
-                                             "value": resources}])
+        set_container_field(api, record, "resources", resources)
 
     def remove(self, api: ApiClient, record: FaultRecord) -> None:
-        if "resources" not in record.saved:
-            return
-        workload = read_workload(api, record.target)
-        index, _ = container_index(workload, record.args.container, record.target)
-        patch_workload(api, record.target, [{"op": "add", "path": f"/spec/template/spec/containers/{index}/resources",
-                                             "value": record.saved["resources"] or {}}])
+        restore_container_field(api, record, "resources")
 
 
 # ---- a runaway CronJob ----------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -21,6 +20,7 @@ import yaml
 from ...tools import ToolError
 from ...tools.kubectl import KubectlTool
 from ..base import Task
+from ..process_group import kill_leader
 
 MAX_FILE_BYTES = 256 * 1024
 SCRIPT_LIMIT = 120.0  # seconds a script may run at most (the evaluator's default is 60)
@@ -139,7 +139,7 @@ def run_script(task: Task, workdir: Workdir, path: Any, timeout: Any,
         except subprocess.TimeoutExpired:
             timed_out, code = True, None
         finally:
-            _end_group(proc)
+            kill_leader(proc)
         output.seek(0)
         text = output.read().decode(errors="replace")
     took = time.monotonic() - started
@@ -157,17 +157,6 @@ def run_script(task: Task, workdir: Workdir, path: Any, timeout: Any,
     error = "timed out" if timed_out else (f"exit {code}" if code else "")
     return "\n".join(lines), error
 
-
-def _end_group(proc: subprocess.Popen) -> None:
-    """Kill what the script left running in the background too."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def test_rego(workdir: Workdir, policy: Any, input_file: Any = None, input: Any = None, query: Any = None,
