@@ -28,7 +28,9 @@ from .requestinfo import RequestInfo
 from .resources import Resource
 
 if TYPE_CHECKING:
-    from ..containers.exec_commands import ExecResult
+    from ..containers.exec_commands import Execution
+    from ..containers.stdin import Stdin
+
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")  # Go's strconv.ParseBool
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -189,66 +191,95 @@ class PodIO:
         first = channels.STDOUT if options.stdout else channels.STDERR if options.stderr else channels.ERROR
         await _send(ws, protocol.frames(first, b""))
         # The command emulation is only loaded by the first exec: most twins never see one.
-        from ..containers.exec_commands import ExecStartError, needs_stdin, run, sandbox_for
+        from ..containers.exec_commands import ExecStartError, needs_stdin, sandbox_for, start
+        from ..containers.stdin import Stdin
         self._execs += 1
         serial = self._execs
         sandbox = sandbox_for(self.server.store, pod, ref, self._service_account_token, self.server.clock.now(),
                               exec_pid=6 + serial)
-        reads_stdin = needs_stdin(sandbox, options.command)
-        if options.tty and reads_stdin:
+        if options.tty and needs_stdin(sandbox, options.command):
             status = _internal_error(protocol, "error executing command in container: interactive terminal "
                                                "sessions are not supported by the itbench twin; run a command "
                                                "instead, e.g. kubectl exec POD -- sh -c '...'")
             await _send(ws, protocol.status_frames(status))
             await ws.close()
             return ws
-        stdin = b""
-        if options.stdin and reads_stdin:
-            received = await self._read_stdin(ws, protocol)
-            if received is None:  # the client left (or the twin is stopping) before closing stdin
-                await ws.close()
-                return ws
-            stdin = received
+        # Without stdin=true the process's stdin is empty (/dev/null); with it, it is what the client sends.
+        stdin = Stdin(closed=not options.stdin)
         try:
-            result = run(sandbox, options.command, stdin)
+            execution = start(sandbox, options.command, stdin)
         except ExecStartError as exc:
             exec_id = hashlib.sha256(f"{pod['metadata']['uid']}/{ref.name}/{serial}".encode()).hexdigest()
             status = _internal_error(protocol, "error executing command in container: failed to exec in "
                                                f'container: failed to start exec "{exec_id}": {exc}')
         else:
-            await _send(ws, _output_frames(protocol, result, options))
-            status = _exit_status(protocol, result.exit_code, options.command)
-        await _send(ws, protocol.status_frames(status))
-        await ws.close()
+            exit_code = await self._run_process(ws, protocol, execution, stdin, options)
+            if exit_code is None:  # the twin is stopping
+                await ws.close()
+                return ws
+            status = _exit_status(protocol, exit_code, options.command)
+        if not ws.closed:
+            await _send(ws, protocol.status_frames(status))
+            await ws.close()
         return ws
 
-    async def _read_stdin(self, ws: web.WebSocketResponse, protocol: ChannelProtocol) -> bytes | None:
-        """Standard input up to the client's close signal; ``None`` if the session ends first."""
-        data = bytearray()
+    async def _run_process(self, ws: web.WebSocketResponse, protocol: ChannelProtocol, execution: Execution,
+                           stdin: Stdin, options: ExecOptions) -> int | None:
+        """Run the process, its output streamed as it writes; its exit code, or ``None`` if the twin stops.
+
+        While it waits for input, the next message from the client is read: stdin data is fed to it, the
+        close signal (v5) on stdin or the end of the connection closes its stdin (end of file), as the
+        kubelet's stream does. Once the process exits, its status goes out whatever stdin still holds.
+        """
         loop = asyncio.get_running_loop()
         stop: asyncio.Queue = asyncio.Queue()
+        written = 0
         with self._until_shutdown(stop):
             stopping = loop.create_task(stop.get())
             try:
                 while True:
-                    receiving = loop.create_task(ws.receive())
-                    done, _ = await asyncio.wait({receiving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                    if stopping in done:
-                        receiving.cancel()
-                        return None
-                    message = receiving.result()
-                    if message.type not in (web.WSMsgType.BINARY, web.WSMsgType.TEXT):
-                        return None
-                    decoded = protocol.decode(message.data)
-                    if decoded is None:
+                    try:
+                        next(execution.steps)
+                    except StopIteration as done:
+                        exit_code = done.value
+                        break
+                    if not ws.closed:
+                        await _send(ws, _output_frames(protocol, execution.output[written:], options))
+                    written = len(execution.output)
+                    if ws.closed:
+                        stdin.close()  # the client is gone: the process reads end of file and exits unseen
                         continue
-                    channel, payload = decoded
-                    if channel == channels.CLOSE_SIGNAL and protocol.supports_close and payload[:1] == b"\0":
-                        return bytes(data)
-                    if channel == channels.STDIN:
-                        data += payload
+                    receiving = loop.create_task(ws.receive())
+                    done_tasks, _ = await asyncio.wait({receiving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                    if stopping in done_tasks:
+                        receiving.cancel()
+                        execution.steps.close()
+                        return None
+                    _deliver_stdin(protocol, receiving.result(), stdin)
             finally:
                 stopping.cancel()
+        if not ws.closed:
+            await _send(ws, _output_frames(protocol, execution.output[written:], options))
+        return exit_code
+
+
+def _deliver_stdin(protocol: ChannelProtocol, message: web.WSMessage, stdin: Stdin) -> None:
+    """One client message, as the kubelet's stream handles it: stdin data, a close signal, or the end."""
+    if message.type not in (web.WSMsgType.BINARY, web.WSMsgType.TEXT):
+        stdin.close()  # the connection closed (or failed): every channel the client wrote ends
+        return
+    decoded = protocol.decode(message.data)
+    if decoded is None:
+        return
+    channel, payload = decoded
+    if channel == channels.CLOSE_SIGNAL and protocol.supports_close:
+        if payload == bytes([channels.STDIN]):
+            stdin.close()
+        elif len(payload) != 1:
+            stdin.close()  # a malformed close signal ends the kubelet's reading of the connection
+        return
+    if channel == channels.STDIN and not stdin.closed:
+        stdin.feed(payload)
 
 
 async def _events(queue: asyncio.Queue, request: web.Request) -> AsyncIterator[tuple]:
@@ -283,9 +314,10 @@ async def _send(ws: web.WebSocketResponse, frames: list[bytes | str]) -> None:
             await ws.send_bytes(frame)
 
 
-def _output_frames(protocol: ChannelProtocol, result: ExecResult, options: ExecOptions) -> list[bytes | str]:
+def _output_frames(protocol: ChannelProtocol, output: list[tuple[int, bytes]],
+                   options: ExecOptions) -> list[bytes | str]:
     frames: list[bytes | str] = []
-    for fd, data in result.output:
+    for fd, data in output:
         if not data:
             continue
         if options.tty:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from typing import Iterator
 
 from . import shell
 from .env import environment, pod_hostname, run_as_user
@@ -24,6 +25,7 @@ from . import ContainerRef
 from .net_tools import NET_TOOLS
 from .network import Network
 from .programs import BUSYBOX, DEBIAN, DISTROLESS, PROGRAMS, Invocation, Process, Sandbox
+from .stdin import Stdin, drive
 from ..store import Store
 
 _BIN_DIRS = ("/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
@@ -72,27 +74,143 @@ def _image_name(image: str) -> str:
     return image.split("@")[0].rsplit("/", 1)[-1].split(":")[0] or "sh"
 
 
-def run(sandbox: Sandbox, argv: list[str], stdin: bytes) -> ExecResult:
-    """Start ``argv`` in the container; raises :class:`ExecStartError` if the runtime cannot."""
+@dataclass
+class Execution:
+    """A started process: ``steps`` runs it, yielding :data:`~.stdin.WAITING` whenever it needs input that has
+    not arrived, and returns its exit status; ``output`` grows as it writes."""
+
+    output: list[tuple[int, bytes]]
+    steps: Iterator
+
+
+def start(sandbox: Sandbox, argv: list[str], stdin: Stdin) -> Execution:
+    """Start ``argv`` in the container reading ``stdin``; raises :class:`ExecStartError` if the runtime cannot."""
     program = _lookup(sandbox, argv[0], sandbox.env.get("PATH", ""))
     if program is None:
         raise ExecStartError(_start_failure(argv[0]))
-    inv = Invocation(list(argv), stdin, dict(sandbox.env), sandbox.workdir, sandbox)
-    status = program(inv)
-    return ExecResult(inv.output, status)
+    inv = Invocation(list(argv), b"", dict(sandbox.env), sandbox.workdir, sandbox)
+    return Execution(inv.output, _process(program, inv, stdin))
+
+
+def run(sandbox: Sandbox, argv: list[str], stdin: bytes) -> ExecResult:
+    """Run ``argv`` to the end with all of its input given; raises :class:`ExecStartError` if it cannot start."""
+    execution = start(sandbox, argv, Stdin(stdin))
+    status = drive(execution.steps)
+    return ExecResult(execution.output, status)
+
+
+def _process(program, inv: Invocation, stdin: Stdin):
+    """A program run as a process reading ``stdin`` as it arrives (a generator; see :class:`Execution`)."""
+    if program is _shell:
+        return (yield from _shell_steps(inv, stdin))
+    if program is _env:
+        return (yield from _env_steps(inv, stdin))
+    if inv.name == "cat" and all(arg == "-" for arg in inv.argv[1:]):
+        # cat writes out each read as soon as it has it; it ends at end of file.
+        while True:
+            yield from stdin.wait_for_data()
+            data = stdin.read()
+            if not data:
+                return 0
+            inv.out(data)
+    if stdin_use(inv.sandbox, inv.argv, inv.cwd) is not None:
+        yield from stdin.wait_for_end()  # the rest read their input to the end before they write
+        inv.stdin = stdin.read()
+    return program(inv)
+
+
+# ---- which commands read standard input -------------------------------------------------------------------
+
+def stdin_use(sandbox: Sandbox, argv: list[str], cwd: str = "/") -> str | None:
+    """How the program ``argv`` reads its standard input: ``"all"`` (to the end), or ``None`` (not at all)."""
+    if not argv:
+        return None
+    name = posixpath.basename(argv[0])
+    args = argv[1:]
+    if name in _SHELLS.get(sandbox.flavor, ()):
+        return _shell_stdin_use(sandbox, args, cwd)
+    if name == "env":
+        while args and "=" in args[0] and not args[0].startswith("="):
+            args = args[1:]
+        return stdin_use(sandbox, args, cwd) if args else None
+    if name in ("cat", "wc"):
+        operands = [a for a in args if not a.startswith("-") or a == "-"]
+    elif name in ("head", "tail"):
+        operands = _operands(args, takes_value=("-n", "-c"))
+    elif name == "grep":
+        operands = _operands(args, takes_value=("-e",))
+        if not any(a == "-e" or (a.startswith("-e") and len(a) > 2) for a in args):
+            operands = operands[1:]  # the first is the pattern
+    else:
+        return None
+    return "all" if not operands or "-" in operands else None
+
+
+def _operands(args: list[str], takes_value: tuple[str, ...]) -> list[str]:
+    operands, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg in takes_value:
+            i += 2
+            continue
+        if arg == "--":
+            return operands + args[i + 1:]
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        i += 1
+    return operands
+
+
+def _shell_stdin_use(sandbox: Sandbox, args: list[str], cwd: str) -> str | None:
+    args = list(args)
+    while args and args[0] in _SHELL_FLAGS:
+        args = args[1:]
+    if args and args[0] == "-c":
+        return "all" if len(args) > 1 and script_reads_stdin(sandbox, args[1], cwd) else None
+    if not args:
+        return "all"  # the script comes from standard input
+    node = sandbox.fs.get(args[0], cwd)
+    if isinstance(node, File):
+        return "all" if script_reads_stdin(sandbox, node.content.decode(errors="replace"), cwd) else None
+    return None
+
+
+def script_reads_stdin(sandbox: Sandbox, script: str, cwd: str = "/") -> bool:
+    """Whether some command of ``script`` reads the shell's standard input: one that reads stdin (``cat``,
+    ``read x``, ``grep x``), first in its pipeline and not redirected from a file. A script the shell
+    cannot parse fails before it reads anything."""
+    try:
+        lists = shell.parse(script)
+    except (shell.ShellSyntaxError, shell.Unsupported):
+        return False
+    return any(_and_or_reads_stdin(sandbox, and_or, cwd) for and_or in lists)
+
+
+def _and_or_reads_stdin(sandbox: Sandbox, and_or: shell.AndOr, cwd: str) -> bool:
+    for pipeline in and_or.pipelines:
+        first = pipeline.commands[0]
+        if isinstance(first, shell.Loop):
+            if any(_and_or_reads_stdin(sandbox, a, cwd) for a in first.condition + first.body):
+                return True
+        elif not any(r.op == "<" and r.fd == 0 for r in first.redirects):
+            argv = [_literal(word) for word in first.words]
+            if argv and argv[0] is not None:
+                # A word with an expansion stands for an operand whose value is not known here.
+                argv = [a if a is not None else "$" for a in argv]
+                if argv[0] == "read" or stdin_use(sandbox, argv, cwd) is not None:
+                    return True
+    return False
+
+
+def _literal(word: shell.Word) -> str | None:
+    if any(part.variable for part in word.parts):
+        return None
+    return "".join(part.text for part in word.parts)
 
 
 def needs_stdin(sandbox: Sandbox, argv: list[str]) -> bool:
-    """Whether the command reads standard input (so the exec must wait for the client to close it)."""
-    name = posixpath.basename(argv[0])
-    args = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
-    if name in _SHELLS.get(sandbox.flavor, ()):
-        return "-c" not in argv[1:] and not args
-    if name in ("cat", "wc", "head", "tail"):
-        return not args or "-" in args
-    if name == "grep":
-        return len(args) <= 1
-    return False
+    """Whether the command reads standard input at all (an interactive session, with a terminal)."""
+    return stdin_use(sandbox, argv, sandbox.workdir) is not None
 
 
 def _start_failure(command: str) -> str:
@@ -130,6 +248,10 @@ def _available(flavor: str) -> dict:
 # ---- env with arguments runs a command ------------------------------------------------------------------
 
 def _env(inv: Invocation) -> int:
+    return drive(_env_steps(inv, Stdin(inv.stdin)))
+
+
+def _env_steps(inv: Invocation, stdin: Stdin):
     args = inv.argv[1:]
     env = dict(inv.env)
     while args and "=" in args[0] and not args[0].startswith("="):
@@ -144,15 +266,22 @@ def _env(inv: Invocation) -> int:
         inv.err(f"env: ‘{args[0]}’: No such file or directory\n" if inv.gnu
                 else f"env: can't execute '{args[0]}': No such file or directory\n")
         return 127
-    child = Invocation(args, inv.stdin, env, inv.cwd, inv.sandbox, inv.output)
-    return program(child)
+    child = Invocation(args, b"", env, inv.cwd, inv.sandbox, inv.output)
+    return (yield from _process(program, child, stdin))
 
 
 # ---- shells ---------------------------------------------------------------------------------------------------
 
+_SHELL_FLAGS = ("-e", "-x", "-l", "-i", "-s", "--login", "--norc", "--noprofile")
+
+
 def _shell(inv: Invocation) -> int:
+    return drive(_shell_steps(inv, Stdin(inv.stdin)))
+
+
+def _shell_steps(inv: Invocation, stdin: Stdin):
     args = inv.argv[1:]
-    while args and args[0] in ("-e", "-x", "-l", "-i", "-s", "--login", "--norc", "--noprofile"):
+    while args and args[0] in _SHELL_FLAGS:
         args = args[1:]
     if args and args[0] == "-c":
         if len(args) < 2:
@@ -160,17 +289,15 @@ def _shell(inv: Invocation) -> int:
                     else f"{inv.argv[0]}: 0: -c requires an argument\n" if inv.gnu
                     else f"{inv.argv[0]}: -c requires an argument\n")
             return 2
-        script = args[1]
-    elif args:
+        return (yield from ShellSession(inv, stdin).steps(args[1]))
+    if args:
         data, problem = inv.read(args[0])
         if data is None:
             inv.err(_shell_message(inv, 0, f"cannot open {args[0]}: No such file" if inv.name != "bash"
                                    else f"{args[0]}: {problem}"))
             return 127 if inv.name == "bash" else 2
-        script = data.decode(errors="replace")
-    else:
-        script = inv.stdin.decode(errors="replace")
-    return ShellSession(inv).run(script)
+        return (yield from ShellSession(inv, stdin).steps(data.decode(errors="replace")))
+    return (yield from ShellSession(inv, stdin).steps_from_stdin())
 
 
 def _shell_message(inv: Invocation, line: int, text: str) -> str:
@@ -200,11 +327,16 @@ class ShellSession:
     """Runs a parsed script: variables, cwd and ``$?`` persist across its commands.
 
     The interpreter is a generator (:meth:`steps`) so that a timed run can suspend it where a command
-    looks at the world (see :mod:`timed_shell`); :meth:`run` drives it to the end at once, as an exec does.
+    looks at the world (see :mod:`timed_shell`), and an exec where a command waits for input that has not
+    arrived (it yields :data:`~.stdin.WAITING`); :meth:`run` drives it to the end at once.
+
+    The commands share the shell's standard input (``stdin``, by default ``inv.stdin`` in full): each one
+    that reads it takes what it reads, so ``read x; cat`` gives ``x`` the first line and ``cat`` the rest.
     """
 
-    def __init__(self, inv: Invocation):
+    def __init__(self, inv: Invocation, stdin: Stdin | None = None):
         self.inv = inv
+        self.stdin = stdin if stdin is not None else Stdin(inv.stdin)
         self.variables = dict(inv.env)
         self.exported = set(inv.env)
         self.cwd = inv.cwd
@@ -238,6 +370,51 @@ class ShellSession:
             return self.exit_requested
         return self.status
 
+    def steps_from_stdin(self):
+        """Commands read from standard input, each run as soon as it is complete (``kubectl exec -i POD -- sh``).
+
+        bash reads a pipe a byte at a time, so a command that reads stdin gets the lines after its own; dash
+        and BusyBox ash read what has arrived into their buffer, so such a command only gets what comes later.
+        """
+        pending, line_offset = "", 0
+        while True:
+            if self.inv.name == "bash":
+                yield from self.stdin.wait_for_line()
+                chunk = self.stdin.read_line()
+            else:
+                yield from self.stdin.wait_for_data()
+                chunk = self.stdin.read()
+            if chunk:
+                pending += chunk.decode(errors="replace")
+                complete, _, rest = pending.rpartition("\n")
+                if not _ or complete.endswith("\\"):
+                    continue
+                complete += "\n"
+            else:
+                complete, rest = pending, ""
+                if not complete.strip():
+                    break
+            try:
+                lists = shell.parse(complete)
+            except shell.ShellSyntaxError as exc:
+                if chunk and ("end of file" in str(exc) or "Unterminated" in str(exc)):
+                    continue  # the command goes on on the next line
+                self.inv.err(_shell_message(self.inv, line_offset + complete.count("\n"), str(exc)))
+                return 2
+            except shell.Unsupported as exc:
+                self.inv.err(f"{self.inv.argv[0]}: the itbench twin's shell cannot interpret {exc}\n")
+                return 2
+            for and_or in lists:
+                and_or.line += line_offset
+            line_offset += complete.count("\n")
+            pending = rest
+            yield from self._lists(lists)
+            if self.exit_requested is not None:
+                return self.exit_requested
+            if not chunk or self.forever is not None:
+                break
+        return self.status
+
     def _lists(self, lists: list[shell.AndOr]):
         for and_or in lists:
             self.line = and_or.line
@@ -260,16 +437,15 @@ class ShellSession:
         status = 0
         last = len(pipeline.commands) - 1
         for i, command in enumerate(pipeline.commands):
-            stdin = self.inv.stdin if i == 0 else data
+            stdin = self.stdin if i == 0 else Stdin(data)
             if isinstance(command, shell.Loop):  # the parser keeps loops out of longer pipelines
                 return (yield from self._loop(command))
-            output: list[tuple[int, bytes]] = []
+            # The last command writes where the shell does, as it writes; the others into the next one's pipe.
+            output: list[tuple[int, bytes]] = self.inv.output if i == last else []
             status = yield from self._command(command, stdin, output)
             if i < last:
                 data = b"".join(chunk for fd, chunk in output if fd == 1)
                 self.inv.output.extend((fd, chunk) for fd, chunk in output if fd != 1)
-            else:
-                self.inv.output.extend(output)
         return status
 
     # A loop's condition and body run in turn. A turn that left the session as the turn before did, and could
@@ -354,15 +530,49 @@ class ShellSession:
             fields.append(current)
         return fields
 
-    def _command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]):
+    def _command(self, command: shell.Command, stdin: Stdin, output: list[tuple[int, bytes]]):
+        """Runs one simple command once the input it reads is there (see :meth:`_simple_command`)."""
+        if stdin.closed or any(r.op == "<" and r.fd == 0 for r in command.redirects):
+            return self._simple_command(command, stdin, output)
+        argv = [f for word in command.words for f in self._expand(word)]
+        use = self._stdin_use(argv)
+        if use == "line":
+            yield from stdin.wait_for_line()
+        elif use == "stream" and self._finds(argv[0]):
+            # cat passes on each read at once: run it on every chunk as it comes, until end of file.
+            while True:
+                yield from stdin.wait_for_data()
+                at_end = stdin.closed
+                status = self._simple_command(command, stdin, output)
+                if at_end or status != 0:
+                    return status
+        elif use is not None:
+            yield from stdin.wait_for_end()
         return self._simple_command(command, stdin, output)
-        yield
 
-    def _simple_command(self, command: shell.Command, stdin: bytes, output: list[tuple[int, bytes]]) -> int:
-        """Runs one simple command at once (see :meth:`_command`, which a timed run extends)."""
+    def _stdin_use(self, argv: list[str]) -> str | None:
+        """How a command reads the shell's stdin: ``"line"`` (``read``), ``"stream"`` (``cat``: each chunk as
+        it comes), ``"all"`` (to the end of file first) or ``None``."""
+        if not argv:
+            return None
+        if argv[0] == "read":
+            return "line"
+        use = stdin_use(self.inv.sandbox, argv, self.cwd)
+        if use == "all" and posixpath.basename(argv[0]) == "cat" and all(a == "-" for a in argv[1:]):
+            return "stream"
+        return use
+
+    def _finds(self, name: str) -> bool:
+        return _lookup(self.inv.sandbox, name, self.variables.get("PATH", "")) is not None
+
+    def _simple_command(self, command: shell.Command, stdin: Stdin | bytes, output: list[tuple[int, bytes]]) -> int:
+        """Runs one simple command at once, on what of its input has arrived (see :meth:`_command`, which waits
+        for it, and which a timed run extends)."""
         inv = self.inv
         values = {name: " ".join(self._expand(word)) for name, word in command.assignments}
         argv = [f for word in command.words for f in self._expand(word)]
+        if isinstance(stdin, bytes):
+            stdin = Stdin(stdin)
         redirected = self._redirect(command.redirects, stdin, output)
         if redirected is None:
             return 2 if inv.name != "bash" else 1
@@ -372,7 +582,9 @@ class ShellSession:
             return 0
         env = {k: v for k, v in self.variables.items() if k in self.exported}
         env.update(values)
-        child = Invocation(argv, stdin, env, self.cwd, inv.sandbox, sink)
+        use = self._stdin_use(argv)
+        data = stdin.read_line() if use == "line" else stdin.read() if use is not None else b""
+        child = Invocation(argv, data, env, self.cwd, inv.sandbox, sink)
         builtin = getattr(self, "_builtin_" + argv[0].replace(":", "colon"), None)
         if builtin is not None and "/" not in argv[0]:
             status = builtin(child)
@@ -403,8 +615,8 @@ class ShellSession:
         return 127
 
     # Redirections: stdin from a file, stdout/stderr to /dev/null, to each other, or to a file.
-    def _redirect(self, redirects: list[shell.Redirect], stdin: bytes,
-                  output: list[tuple[int, bytes]]) -> tuple[bytes, list[tuple[int, bytes]]] | None:
+    def _redirect(self, redirects: list[shell.Redirect], stdin: Stdin,
+                  output: list[tuple[int, bytes]]) -> tuple[Stdin, list[tuple[int, bytes]]] | None:
         for redirect in redirects:
             if redirect.op == "<":
                 path = " ".join(self._expand(redirect.target))
@@ -414,7 +626,7 @@ class ShellSession:
                                                      if self.inv.name != "bash"
                                                      else f"{path}: No such file or directory").encode()))
                     return None
-                stdin = node.content
+                stdin = Stdin(node.content)
             elif redirect.op in (">", ">>"):
                 path = " ".join(self._expand(redirect.target))
                 if path == "/dev/null":
@@ -499,6 +711,24 @@ class ShellSession:
             self.variables.pop(name, None)
             self.exported.discard(name)
         return 0
+
+    def _builtin_read(self, inv: Invocation) -> int:
+        """``read [-r] NAME...``: one line, split on whitespace, the last name taking the rest; 1 at end of file."""
+        names = [a for a in inv.argv[1:] if a != "-r"]
+        line = inv.stdin.decode(errors="replace")
+        text = line.removesuffix("\n")
+        if "-r" not in inv.argv[1:]:
+            text = text.replace("\\", "")
+        if not names:
+            if self.inv.name != "bash":
+                inv.err(_shell_message(self.inv, self.line, "read: arg count"))
+                return 2
+            self.variables["REPLY"] = text  # bash keeps the line as it is
+        else:
+            fields = text.split(None, len(names) - 1)
+            for i, name in enumerate(names):
+                self.variables[name] = fields[i].strip() if i < len(fields) else ""
+        return 0 if line.endswith("\n") else 1
 
     def _builtin_exit(self, inv: Invocation) -> int:
         code = inv.argv[1] if len(inv.argv) > 1 else str(self.status)
