@@ -6,6 +6,8 @@ import base64
 import json
 import re
 import ssl
+import time
+from urllib.parse import quote
 
 import pytest
 import websocket
@@ -13,7 +15,7 @@ from kubernetes import client as k8s
 from kubernetes.stream import stream
 
 from pytest_itbench.twin.apiserver.channels import ChannelProtocol, negotiate
-from tests.twin.pod_states import create_pod, running, set_status, start_running_pod, waiting
+from tests.twin.pod_states import container_status, create_pod, running, set_status, start_running_pod, waiting
 
 CONFIG = {"app.yaml": "port: 8080\nlog_level: info\n", "FEATURE_FLAGS": "checkout-v2", "2fa": "not a variable name"}
 
@@ -249,7 +251,7 @@ def test_python_client_stream_collects_output_and_the_exit_code(shop, client):
 def _connect(twin, ca_file, protocol: str, command: list[str],
              streams: tuple[str, ...] = ("stdout=1", "stderr=1")) -> websocket.WebSocket:
     ws = websocket.WebSocket(sslopt={"cert_reqs": ssl.CERT_REQUIRED, "ca_certs": str(ca_file)})
-    query = "&".join([f"command={c}" for c in command] + list(streams))
+    query = "&".join([f"command={quote(c)}" for c in command] + list(streams))
     url = twin.url.replace("https://", "wss://") + f"/api/v1/namespaces/default/pods/web/exec?{query}"
     ws.connect(url, header=[f"Authorization: Bearer {twin.token()}", f"Sec-WebSocket-Protocol: {protocol}"])
     return ws
@@ -302,3 +304,94 @@ def test_channel_protocol_negotiation_and_close_signal():
     assert v5.decode(bytes([255, 0])) == (255, b"\x00")
     assert v1.status_frames({"status": "Failure", "message": "boom"}) == [b"\x03boom"]
     assert v1.status_frames({"status": "Success"}) == []
+
+
+# ---- standard input as a stream --------------------------------------------------------------------------------
+
+def _session(client, command: list[str]):
+    """An exec with stdin open, over v5 (the client's first choice), the output read as it comes."""
+    api = k8s.CoreV1Api(client)
+    session = stream(api.connect_post_namespaced_pod_exec, "web", "default", command=command, stderr=True,
+                     stdin=True, stdout=True, tty=False, _preload_content=False)
+    assert session.subprotocol == "v5.channel.k8s.io"
+    return session
+
+
+def test_cat_echoes_each_write_before_stdin_closes_and_the_close_signal_ends_it(twin, client):
+    start_running_pod(twin, "web")
+    session = _session(client, ["/bin/sh", "-c", "cat"])
+    session.write_stdin("test-close\n")
+    assert session.readline_stdout(timeout=5) == "test-close"
+    session.write_stdin("second\n")
+    assert session.readline_stdout(timeout=5) == "second" and session.is_open()
+    session.close_channel(0)  # v5's close signal: cat reads end of file and exits
+    session.run_forever(timeout=5)
+    assert not session.is_open() and session.returncode == 0
+
+
+def test_a_shell_reading_commands_from_stdin_runs_each_as_it_arrives(twin, client):
+    start_running_pod(twin, "web")
+    session = _session(client, ["/bin/sh"])
+    session.write_stdin("echo test string 1\n")
+    assert session.readline_stdout(timeout=5) == "test string 1"
+    session.write_stdin("read x; echo \"got $x\" >&2\n")
+    session.write_stdin("hello\n")
+    assert session.readline_stderr(timeout=5) == "got hello" and not session.peek_stdout()
+    session.write_stdin("exit 6\n")
+    session.run_forever(timeout=5)
+    assert not session.is_open() and session.returncode == 6
+
+
+def test_a_process_writes_before_it_reads_and_one_that_reads_nothing_ignores_open_stdin(twin, client):
+    start_running_pod(twin, "web")
+    session = _session(client, ["sh", "-c", "echo start; read x; echo \"got $x\"; exit 4"])
+    assert session.readline_stdout(timeout=5) == "start"
+    session.write_stdin("42\n")
+    session.run_forever(timeout=5)
+    assert session.read_stdout() == "got 42\n" and session.returncode == 4
+    began = time.monotonic()
+    quiet = _session(client, ["sh", "-c", "echo hi; echo done >&2"])  # stdin stays open, unread
+    quiet.run_forever(timeout=5)
+    assert time.monotonic() - began < 2
+    assert (quiet.read_stdout(), quiet.read_stderr(), quiet.returncode) == ("hi\n", "done\n", 0)
+
+
+def test_kubectl_exec_i_feeds_scripts_and_their_files_outlive_the_exec(twin, kubectl):
+    start_running_pod(twin, "web")
+    text = "alpha\nbeta\ngamma\n"
+    assert kubectl("exec", "-i", "web", "--", "sh", "-c", "cat > /tmp/x", input=text) == ""
+    assert kubectl("exec", "web", "--", "cat", "/tmp/x") == text
+    # The commands of a script share its stdin: read takes a line, cat the rest.
+    script = 'read first; cat > /tmp/rest; echo "first=$first"; grep -c a /tmp/rest'
+    assert kubectl("exec", "-i", "web", "--", "sh", "-c", script, input=text) == "first=alpha\n2\n"
+    assert kubectl("exec", "-i", "web", "--", "sh", "-c", "grep a | wc -l", input=text) == "3\n"
+    assert kubectl("exec", "web", "--", "cat", "/tmp/rest") == "beta\ngamma\n"
+    # A new container starts from its image again.
+    set_status(twin, "web", dict(running(twin, "app"), containerStatuses=[
+        container_status("app", {"running": {"startedAt": twin.clock.timestamp()}}, restarts=1)]))
+    assert kubectl.fails("exec", "web", "--", "cat", "/tmp/x").returncode == 1
+
+
+def test_v4_stdin_ends_with_the_connection_and_exit_codes_reach_v4_and_v5(twin, client, kubectl, tmp_path):
+    start_running_pod(twin, "web")
+    ca_file = tmp_path / "ca.crt"
+    ca_file.write_text(twin.certificates.ca_pem)
+    streams = ("stdin=1", "stdout=1", "stderr=1")
+    ws = _connect(twin, ca_file, "v4.channel.k8s.io", ["sh", "-c", "read x; echo bye; exit $x"], streams)
+    ws.send_binary(b"\x005\n")
+    frames = _messages(ws)
+    assert frames[1] == b"\x01bye\n"
+    assert json.loads(frames[-1][1:])["details"] == {"causes": [{"reason": "ExitCode", "message": "5"}]}
+    # v4 has no close signal: stdin ends when the client closes the connection, and the process then exits.
+    ws = _connect(twin, ca_file, "v4.base64.channel.k8s.io", ["sh", "-c", "cat > /tmp/v4"], streams)
+    ws.send("0" + base64.b64encode(b"kept\n").decode())
+    ws.close()
+    deadline = time.monotonic() + 5
+    while kubectl.run("exec", "web", "--", "cat", "/tmp/v4", check=False).stdout != "kept\n":
+        assert time.monotonic() < deadline, "the v4 exec did not end when its connection closed"
+        time.sleep(0.05)
+    session = _session(client, ["sh", "-c", "cat >/dev/null; exit 7"])
+    session.write_stdin("ignored\n")
+    session.close_channel(0)
+    session.run_forever(timeout=5)
+    assert session.returncode == 7

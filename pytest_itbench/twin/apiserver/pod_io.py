@@ -192,11 +192,15 @@ class PodIO:
         await _send(ws, protocol.frames(first, b""))
         # The command emulation is only loaded by the first exec: most twins never see one.
         from ..containers.exec_commands import ExecStartError, needs_stdin, sandbox_for, start
+        from ..containers.layers import apply_layer, commit_writes
         from ..containers.stdin import Stdin
         self._execs += 1
         serial = self._execs
-        sandbox = sandbox_for(self.server.store, pod, ref, self._service_account_token, self.server.clock.now(),
+        store = self.server.store
+        sandbox = sandbox_for(store, pod, ref, self._service_account_token, self.server.clock.now(),
                               exec_pid=6 + serial)
+        apply_layer(store, pod, ref, sandbox.fs)  # what earlier execs wrote in this container
+        files_before = dict(sandbox.fs.nodes)
         if options.tty and needs_stdin(sandbox, options.command):
             status = _internal_error(protocol, "error executing command in container: interactive terminal "
                                                "sessions are not supported by the itbench twin; run a command "
@@ -217,6 +221,7 @@ class PodIO:
             if exit_code is None:  # the twin is stopping
                 await ws.close()
                 return ws
+            commit_writes(store, pod, ref, files_before, sandbox.fs)
             status = _exit_status(protocol, exit_code, options.command)
         if not ws.closed:
             await _send(ws, protocol.status_frames(status))

@@ -538,8 +538,9 @@ class ShellSession:
         use = self._stdin_use(argv)
         if use == "line":
             yield from stdin.wait_for_line()
-        elif use == "stream" and self._finds(argv[0]):
-            # cat passes on each read at once: run it on every chunk as it comes, until end of file.
+        elif use == "stream" and self._finds(argv[0]) and not any(r.op in (">", ">>") for r in command.redirects):
+            # cat passes on each read at once: run it on every chunk as it comes, until end of file. (Into a
+            # file it makes no difference when, and a rerun would truncate it: that runs once, at the end.)
             while True:
                 yield from stdin.wait_for_data()
                 at_end = stdin.closed
