@@ -20,6 +20,7 @@ from .apiserver import pod_deletion
 from .apiserver.access import rbac_escalation, reviews
 from .apiserver.crd.controller import CustomResourceDefinitions
 from .apiserver.pod_io import PodIO
+from .apiserver.port_forward import PortForwarding
 from .apiserver.access.authn import ADMIN_USER, user_for
 from .apiserver.registry import Ctx
 from .apiserver.server import APIServer
@@ -110,6 +111,8 @@ class Twin:
         self.events = EventRecorder(self.api, self.clock)
         self.controllers = ControllerManager(self.api, self.clock, self.rng, self.events, self.logs, self.metrics)
         install_controllers(self.controllers, controllers)
+        self.server.port_forward = PortForwarding(
+            self.server, next((c for c in self.controllers.controllers if c.name == "kubelet"), None))
         reviews.register(self.server)
         metrics_api.register(self.server, self.metrics)
         self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))

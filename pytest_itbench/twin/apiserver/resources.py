@@ -141,6 +141,7 @@ def builtin_resources() -> list[Resource]:
                Subresource("eviction", "Eviction", ("create",), "policy", "v1"),
                Subresource("exec", "PodExecOptions", ("create", "get")),
                Subresource("log", "Pod", ("get",)),
+               Subresource("portforward", "PodPortForwardOptions", ("create", "get")),
                _status("Pod"),
            )),
         _r("", "v1", "resourcequotas", "ResourceQuota", short_names=("quota",),

@@ -62,6 +62,7 @@ class APIServer:
         self.watches = WatchHub()
         self.virtual = VirtualResources(self)  # reviews, metrics and bindings register here
         self.pod_io = None  # pod logs and exec (set by the twin)
+        self.port_forward = None  # pods/portforward (set by the twin)
         self.crds = None  # CustomResourceDefinitions: custom resources' scale subresource (set by the twin)
         self.printers: dict = {}  # printer overrides (CRD columns), by (group, version, kind) or (group, kind)
         self.started = time.monotonic()

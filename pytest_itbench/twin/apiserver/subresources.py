@@ -222,5 +222,11 @@ class Subresources:
     async def do_exec(self, request, info, res, ctx, accept):
         return await self.server.pod_io.exec(request, info, res, ctx)
 
+    async def do_portforward(self, request, info, res, ctx, accept):
+        if self.server.port_forward is None:  # an API server without pods' streams (set by the twin)
+            raise StatusError("the server could not find the requested resource", code=404, reason="NotFound",
+                              details={})
+        return await self.server.port_forward.handle(request, info, res, ctx)
+
 
 __all__ = ["Subresources", "NotFound", "json"]

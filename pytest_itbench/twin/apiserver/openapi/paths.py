@@ -45,9 +45,10 @@ _LOG_QUERY = (("container", "string"), ("follow", "boolean"), ("insecureSkipTLSV
               ("tailLines", "integer"), ("timestamps", "boolean"))
 _EXEC_QUERY = (("command", "string"), ("container", "string"), ("stderr", "boolean"), ("stdin", "boolean"),
                ("stdout", "boolean"), ("tty", "boolean"))
+_CONNECT_QUERY = {"exec": _EXEC_QUERY, "portforward": (("ports", "integer"),)}
 
 # Subresources that stream text instead of returning an object.
-_TEXT_SUBRESOURCES = {"log", "exec"}
+_TEXT_SUBRESOURCES = {"log", "exec", "portforward"}
 
 DefinitionName = Callable[[str, str, str], "str | None"]  # (group, version, kind) -> component name
 
@@ -208,11 +209,12 @@ class _Builder:
         schema = {"type": "string"} if text else self.schema_for(group, version, sub.kind)
         rest = f"{ns}{kind}{title}"
         ops: dict = {}
-        if sub.name == "exec":
+        if sub.name in _CONNECT_QUERY:
             for method in ("get", "post"):
                 ops[method] = self.operation(
-                    "connect", f"{method.title()}{ns}{kind}Exec",
-                    f"connect {method.upper()} requests to exec of {kind}", "connect", gvk, query=_EXEC_QUERY,
+                    "connect", f"{method.title()}{ns}{kind}{title}",
+                    f"connect {method.upper()} requests to {sub.name} of {kind}", "connect", gvk,
+                    query=_CONNECT_QUERY[sub.name],
                     responses=self.responses(schema, (("200", "OK"),)))
         else:
             if "get" in sub.verbs:
