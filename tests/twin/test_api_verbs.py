@@ -240,7 +240,7 @@ def test_foreground_deletion_waits_for_blocking_dependents(core):
 def test_finalizers_hold_deletion_and_cannot_be_added_while_deleting(core, raw):
     core.create_namespaced_config_map("default", configmap("held", metadata={"finalizers": ["example.com/a"]}))
     status, body = raw.json("DELETE", "/api/v1/namespaces/default/configmaps/held")
-    assert status == 202 and body["metadata"]["deletionTimestamp"]
+    assert status == 200 and body["metadata"]["deletionTimestamp"]
     with pytest.raises(ApiException) as exc:
         core.patch_namespaced_config_map("held", "default",
                                          {"metadata": {"finalizers": ["example.com/a", "example.com/b"]}})
@@ -357,3 +357,48 @@ def test_deleting_a_persistent_volume_answers_with_the_volume_and_a_configmap_wi
     core.create_namespaced_config_map("default", configmap("plain"))
     status = json.loads(core.delete_namespaced_config_map("plain", "default", _preload_content=False).data)
     assert status["kind"] == "Status" and status["status"] == "Success" and status["details"]["name"] == "plain"
+
+
+POD = {"metadata": {"name": "web"}, "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}
+
+
+def test_deleting_pods_and_services_answers_with_the_objects_the_client_is_typed_on(core):
+    # Their registries set ReturnDeletedObject; the generated client reads the body as a V1Pod / V1Service.
+    core.create_namespaced_pod("default", POD)  # unscheduled: it goes at once
+    deleted = core.delete_namespaced_pod("web", "default")
+    assert isinstance(deleted, k8s.V1Pod) and deleted.metadata.name == "web"
+    core.create_namespaced_service("default", {"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}})
+    service = core.delete_namespaced_service("web", "default")
+    assert isinstance(service, k8s.V1Service) and service.spec.ports[0].port == 80
+    core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
+    assert core.delete_namespaced_service_account("robot", "default").metadata.name == "robot"
+
+
+def test_a_graceful_pod_deletion_answers_200_with_the_marked_pod(core, raw):
+    bound = dict(POD, spec=dict(POD["spec"], nodeName="node-1"))
+    core.create_namespaced_pod("default", bound)
+    status, body = raw.json("DELETE", "/api/v1/namespaces/default/pods/web")
+    assert status == 200 and body["kind"] == "Pod" and body["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert core.read_namespaced_pod("web", "default").metadata.deletion_timestamp is not None
+
+
+def test_a_pending_deletion_asked_with_orphan_dependents_false_answers_202(raw, core):
+    core.create_namespaced_config_map("default", configmap("held", metadata={"finalizers": ["example.com/a"]}))
+    status, body = raw.json("DELETE", "/api/v1/namespaces/default/configmaps/held",
+                            {"kind": "DeleteOptions", "apiVersion": "v1", "orphanDependents": False})
+    assert status == 202 and body["metadata"]["deletionTimestamp"]
+    core.create_namespaced_config_map("default", configmap("gone"))
+    status, body = raw.json("DELETE", "/api/v1/namespaces/default/configmaps/gone",
+                            {"kind": "DeleteOptions", "apiVersion": "v1", "orphanDependents": False})
+    assert status == 200 and body["kind"] == "Status"
+
+
+def test_a_dry_run_delete_answers_as_the_real_one_and_keeps_the_object(core):
+    core.create_namespaced_config_map("default", configmap("kept"))
+    answer = json.loads(core.delete_namespaced_config_map("kept", "default", dry_run="All",
+                                                          _preload_content=False).data)
+    assert answer["kind"] == "Status" and answer["details"]["name"] == "kept"
+    assert core.read_namespaced_config_map("kept", "default").metadata.name == "kept"
+    core.create_namespaced_pod("default", POD)
+    assert isinstance(core.delete_namespaced_pod("web", "default", dry_run="All"), k8s.V1Pod)
+    assert core.read_namespaced_pod("web", "default").metadata.deletion_timestamp is None

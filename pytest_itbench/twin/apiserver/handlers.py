@@ -168,9 +168,13 @@ class ResourceHandlers:
     async def do_delete(self, request, info, res, ctx, accept):
         opts = await self.delete_options(request, ctx)
         result = self.server.api.delete(res, info.namespace or None, info.name, opts, ctx)
-        still_there = result.get("kind") != "Status" and \
+        # kube-apiserver answers 200 whether or not the object is gone (a pod in its grace period, an object
+        # held by finalizers): 202 only for a pending deletion asked for with orphanDependents=false, kept
+        # that way so as not to break the clients that relied on it.
+        pending = result.get("kind") != "Status" and not opts.dry_run and \
             self.server.store.get(res.bucket, info.namespace if res.namespaced else "", info.name) is not None
-        return self.object_response(res, result, accept, ctx, 202 if still_there and not opts.dry_run else 200)
+        return self.object_response(res, result, accept, ctx,
+                                    202 if pending and opts.orphan_dependents is False else 200)
 
     async def do_deletecollection(self, request, info, res, ctx, accept):
         opts = await self.delete_options(request, ctx)
@@ -193,7 +197,11 @@ class ResourceHandlers:
                 raise BadRequest("the body of a delete must be a DeleteOptions object")
             body = parsed
         opts.propagation = body.get("propagationPolicy") or q.get("propagationPolicy")
-        if body.get("orphanDependents") is True or q.get("orphanDependents") == "true":
+        orphan = body.get("orphanDependents", q.get("orphanDependents"))
+        if isinstance(orphan, str):
+            orphan = {"true": True, "false": False}.get(orphan)
+        opts.orphan_dependents = orphan if isinstance(orphan, bool) else None
+        if orphan is True:
             opts.propagation = opts.propagation or "Orphan"
         if opts.propagation and opts.propagation not in ("Background", "Foreground", "Orphan"):
             raise BadRequest(f'DeleteOptions.propagationPolicy: Unsupported value: "{opts.propagation}": '

@@ -63,6 +63,7 @@ class DeleteOptions:
     uid: str | None = None
     resource_version: str | None = None
     dry_run: bool = False
+    orphan_dependents: bool | None = None  # the deprecated field, as sent: False asks for 202 while pending
 
 
 class ResourceAPI:
@@ -391,9 +392,10 @@ class ResourceAPI:
             self._after_write("update", storage, stored, obj)
             return self.to_version(stored, res)
         if opts.dry_run or ctx.dry_run:
-            return self.to_version(obj, res)
-        gone = self.store.delete(storage.bucket, meta.get("namespace", ""), meta["name"])
-        self._after_write("delete", storage, gone, obj)
+            gone = obj
+        else:
+            gone = self.store.delete(storage.bucket, meta.get("namespace", ""), meta["name"])
+            self._after_write("delete", storage, gone, obj)
         if (res.group, res.plural) in RETURNS_DELETED_OBJECT:
             return self.to_version(gone, res)
         return success_status(res, gone)
@@ -440,9 +442,19 @@ def default_propagation(res: Resource) -> str:
 
 
 # Resources whose registry in kube-apiserver sets ReturnDeletedObject: an immediate DELETE answers with the
-# object as it was, not a Status (clients typed on the object, as the official Python client is for a
-# PersistentVolume, fail on a Status).
-RETURNS_DELETED_OBJECT = frozenset({("", "persistentvolumes"), ("", "podtemplates")})
+# object as it was, not a Status. kube-apiserver's OpenAPI document says which (their DELETE's 200 response is
+# the object), and the generated clients type the body by it: the official Python client fails on a Status
+# where it expects a V1Pod. Every other resource answers a Status once the object is gone; one still held
+# (graceful pods, finalizers) is answered with the object by every registry.
+RETURNS_DELETED_OBJECT = frozenset({
+    ("", "pods"), ("", "services"), ("", "persistentvolumes"), ("", "persistentvolumeclaims"),
+    ("", "podtemplates"), ("", "resourcequotas"), ("", "serviceaccounts"),
+    ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csinodes"), ("storage.k8s.io", "storageclasses"),
+    ("storage.k8s.io", "volumeattachments"), ("storage.k8s.io", "volumeattributesclasses"),
+    ("resource.k8s.io", "deviceclasses"), ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceclaimtemplates"), ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "devicetaintrules"),
+})
 
 
 def success_status(res: Resource, obj: dict) -> dict:
