@@ -51,7 +51,7 @@ def pytest_addoption(parser):
     group.addoption("--itbench-runs", type=int, default=1, metavar="N", help="trials per scenario (pass@k up to N)")
     group.addoption("--itbench-seed", type=int, default=0, metavar="N", help="the session's seed (default 0)")
     group.addoption("--itbench-timeout", metavar="DURATION",
-                    help="the agent's time limit for every scenario (90s, 15m), instead of the scenario's")
+                    help="the agent's time limit for every scenario (seconds, or 90s, 15m), instead of the scenario's")
     group.addoption("--itbench-keep", action="store_true",
                     help="keep a failed trial's environment until the end of the session and print its kubeconfig")
     group.addoption("--itbench-without", action="append", default=[], choices=WITHOUT, metavar="SIGNAL",

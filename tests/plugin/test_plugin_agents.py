@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pytest_itbench.report.jsonl import load
 
 from .conftest import ANSWERING_SCRIPT
@@ -86,8 +88,9 @@ def test_a_python_agent_returning_garbage_fails(bench):
     assert "FAIL agent: my_agents:garbage returned list, not a Submission" in failure_text(result)
 
 
-def test_a_python_agent_past_its_deadline_fails(bench):
-    result = run_python_agent(bench, "Slow", "--itbench-timeout=2s")
+@pytest.mark.parametrize("timeout", ["2s", "2"])  # a bare number from the command line is seconds
+def test_a_python_agent_past_its_deadline_fails(bench, timeout):
+    result = run_python_agent(bench, "Slow", f"--itbench-timeout={timeout}")
     result.assert_outcomes(failed=1)
     assert ("FAIL agent: my_agents:Slow did not return within its time limit (2 s) and returned only after "
             "task.cancelled was set") in failure_text(result)

@@ -3,6 +3,7 @@
 import pytest
 
 from pytest_itbench.scenario import ScenarioError, loads
+from pytest_itbench.scenario.durations import parse_duration
 
 VALID = """\
 id: sre-checkout-wrong-port
@@ -33,6 +34,17 @@ def test_a_valid_scenario_loads_with_durations_and_computed_complexity():
     assert s.time_limit == 900 and s.evaluation.stability_window == 300
     assert round(s.complexity_inputs.score, 3) == 2.289 and s.level == "medium"
     assert s.truth.groups[0].root_cause and s.faults[0].target.name == "checkout"
+
+
+@pytest.mark.parametrize("text,seconds", [("60", 60.0), (" 2.5 ", 2.5), ("90s", 90.0), ("1h30m", 5400.0), (45, 45.0)])
+def test_durations_read_a_bare_number_as_seconds(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["0", "0.0", "-5", "1.", "soon", "5 m", ""])
+def test_what_is_not_a_duration(text):
+    with pytest.raises(ValueError, match="is not a duration|must be positive"):
+        parse_duration(text)
 
 
 @pytest.mark.parametrize("change,expected", [
