@@ -38,10 +38,12 @@ class StatusError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
-        if self.details:
+        # metav1.Status's field order (details before code), as clients that compare the text expect; empty
+        # details are sent, as Go sends a non-nil pointer to an empty StatusDetails.
+        if self.details is not None:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
 

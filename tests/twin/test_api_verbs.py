@@ -47,6 +47,23 @@ def test_already_exists_and_missing_name(core):
     assert exc.value.status == 422 and "name or generateName is required" in message(exc)
 
 
+def test_error_bodies_are_written_as_kube_apiserver_writes_them(core, raw):
+    # Clients that print or compare the body (the official client's FailToCreateError) see Go's encoding:
+    # metav1.Status's field order, details before code, empty details sent, one line ended by a newline.
+    core.create_namespaced_config_map("default", configmap("twice"))
+    with pytest.raises(ApiException) as exc:
+        core.create_namespaced_config_map("default", configmap("twice"))
+    assert exc.value.body == (
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"configmaps \\"twice\\" already exists","reason":"AlreadyExists",'
+        '"details":{"name":"twice","kind":"configmaps"},"code":409}\n')
+    status, _, data = raw.request("GET", "/api/v1/nonesuch")
+    assert status == 404 and data == (
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        b'"message":"the server could not find the requested resource","reason":"NotFound","details":{},'
+        b'"code":404}\n')
+
+
 def test_body_kind_and_api_version_default_from_the_endpoint_but_must_not_contradict_it(raw):
     status, body = raw.json("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "bare"}})
     assert status == 201 and body["kind"] == "ConfigMap" and body["apiVersion"] == "v1"

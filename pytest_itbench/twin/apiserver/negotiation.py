@@ -144,7 +144,7 @@ def respond(value: dict, accept: Accept, status: int = 200, warnings: list[str] 
     if accept.yaml and content_type is None:
         body = yaml.safe_dump(value, sort_keys=False).encode()
         return web.Response(body=body, status=status, content_type="application/yaml", headers=headers)
-    body = orjson.dumps(value)
+    body = orjson.dumps(value) + b"\n"  # apimachinery's JSON serializer is a json.Encoder: one line each
     resp = web.Response(body=body, status=status, headers=headers)
     resp.content_type = content_type or "application/json"
     return resp

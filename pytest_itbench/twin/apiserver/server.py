@@ -202,7 +202,7 @@ def _b64(data: bytes) -> str:
 
 
 def _status_response(exc: StatusError) -> web.Response:
-    resp = web.Response(body=orjson.dumps(exc.status()), status=exc.code)
+    resp = web.Response(body=orjson.dumps(exc.status()) + b"\n", status=exc.code)
     resp.content_type = "application/json"
     return resp
 

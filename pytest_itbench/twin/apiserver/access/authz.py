@@ -58,8 +58,9 @@ def _pinned_name(field_selector: str | None) -> str:
 class _PathForbidden(Forbidden):
     """A denied non-resource request: its Status carries empty details, as kube-apiserver sends it."""
 
-    def status(self) -> dict:
-        return dict(super().status(), details={})
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.details = {}
 
 
 def forbidden(user: UserInfo, attrs: Attributes, reason: str = "") -> Forbidden:
