@@ -7,7 +7,9 @@ the metrics API serves follows metrics-server: it scrapes every
 ``timestamp`` and the interval between its last two scrapes as ``window``,
 reports CPU as the average rate over that window and memory as the working
 set at the last scrape, and shows a container only once it has been seen at
-two scrapes in a row. So usage set now appears within one or two scrapes,
+two scrapes in a row, or, for a container started less than one resolution
+and at least 10 s before the last scrape, from its start (metrics-server
+counts the start as a point with no CPU used). So usage set now appears within one or two scrapes,
 and a pod that stopped using CPU fades out the way it does on a cluster.
 
 Scrapes happen on a fixed grid of the twin's clock (multiples of
@@ -26,6 +28,7 @@ from .clock import SimClock
 from .store import Change, Store
 
 DEFAULT_RESOLUTION = 15.0  # metrics-server's --metric-resolution
+FRESH_CONTAINER_MIN_AGE = 10.0  # metrics-server's freshContainerMinMetricsResolution
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,15 @@ class _Series:
 
     def __init__(self) -> None:
         self.points: list[_Point] = []
+        self.started: float | None = None  # when the container (re)started: usage set after none
 
     def set(self, t: float, usage: Usage | None) -> None:
         while self.points and self.points[-1][0] >= t:
             self.points.pop()
+        if usage is None:
+            self.started = None
+        elif self.started is None or not self.points or self.points[-1][1] is None:
+            self.started = t
         self.points.append((t, usage))
 
     def before(self, t: float) -> Usage | None:
@@ -150,12 +158,12 @@ class Metrics:
             containers = self._pods.get((namespace, pod))
             if not containers:
                 return None
-            return self._sample(containers)
+            return self._sample(containers, containers_start_fresh=True)
 
     def node_sample(self, node: str) -> Sample | None:
         with self._lock:
             series = self._nodes.get(node)
-            return self._sample({"": series}) if series is not None else None
+            return self._sample({"": series}, containers_start_fresh=False) if series is not None else None
 
     def pod_usage_history(self, start: float) -> dict[tuple[str, str, str], list[tuple[float, Usage | None]]]:
         """Every pod container's usage from ``start`` on, as (time set, usage from then on) points, the first
@@ -175,21 +183,30 @@ class Metrics:
                     out[(namespace, pod, name)] = points[first:]
             return out
 
-    def _sample(self, series_by_name: dict[str, _Series]) -> Sample | None:
+    def _sample(self, series_by_name: dict[str, _Series], containers_start_fresh: bool) -> Sample | None:
         scrape = self.last_scrape()
         start = scrape - self.resolution
         usage: dict[str, Usage] = {}
+        window = self.resolution
         for name, series in series_by_name.items():
             last = series.before(scrape)
             if last is None:
                 continue
-            if series.before(start) is None:
+            since = start
+            age = scrape - series.started if series.started is not None else math.inf
+            if containers_start_fresh and FRESH_CONTAINER_MIN_AGE <= age < self.resolution:
+                # A container started since the scrape before: metrics-server takes its start, with no CPU
+                # used yet, as the earlier point (pkg/storage/pod.go), if it started at least 10 s ago.
+                since = series.started
+            elif series.before(start) is None:
                 # Seen at one scrape only: metrics-server needs two points for a rate and skips the pod.
                 return None
-            usage[name] = Usage(series.mean_cpu(start, scrape), last.memory_bytes)
+            if not usage:
+                window = scrape - since  # the pod's window is its first container's
+            usage[name] = Usage(series.mean_cpu(since, scrape), last.memory_bytes)
         if not usage:
             return None
-        return Sample(scrape, self.resolution, usage)
+        return Sample(scrape, window, usage)
 
 
 def _usage(cpu: str | float, memory: str | int) -> Usage:

@@ -39,6 +39,39 @@ def test_usage_shows_once_it_was_seen_at_two_scrapes(model):
     assert sample.usage["c"].resources() == {"cpu": "250m", "memory": "64Mi"}
 
 
+def test_a_container_started_10_s_before_a_scrape_shows_from_its_start(model):
+    # metrics-server counts a fresh container's start as a point with no CPU used yet, if it is at least
+    # 10 s and less than one resolution before the scrape; nodes have no such rule.
+    metrics, clock, _ = model
+    clock.warp(3)
+    metrics.set_pod_usage("ns", "fresh", "c", cpu="300m", memory="32Mi")
+    metrics.set_node_usage("n1", cpu="1", memory="1Gi")
+    clock.warp(12)  # the scrape at T0+15 comes 12 s after the start
+    sample = metrics.pod_sample("ns", "fresh")
+    assert (sample.timestamp, sample.window) == (T0 + 15, 12.0)
+    assert sample.usage["c"].resources() == {"cpu": "300m", "memory": "32Mi"}
+    assert metrics.node_sample("n1") is None
+    clock.warp(6)
+    metrics.set_pod_usage("ns", "young", "c", cpu="300m", memory="32Mi")  # at T0+21
+    clock.warp(9)
+    assert metrics.pod_sample("ns", "young") is None  # 9 s old at the scrape at T0+30
+    clock.warp(15)  # at T0+45, from the T0+30 point
+    sample = metrics.pod_sample("ns", "young")
+    assert (sample.timestamp, sample.window) == (T0 + 45, 15.0)
+
+
+def test_a_restarted_container_is_fresh_again(model):
+    metrics, clock, _ = model
+    metrics.set_pod_usage("ns", "p", "c", cpu="100m", memory="32Mi")
+    clock.warp(31)
+    metrics.clear_pod_usage("ns", "p", "c")
+    clock.warp(1)
+    metrics.set_pod_usage("ns", "p", "c", cpu="500m", memory="32Mi")  # restarted at T0+32
+    clock.warp(13)  # the scrape at T0+45, 13 s after the restart
+    sample = metrics.pod_sample("ns", "p")
+    assert sample.window == 13.0 and sample.usage["c"].resources()["cpu"] == "500m"
+
+
 def test_cpu_is_the_mean_over_the_window_and_memory_the_last_value(model):
     metrics, clock, _ = model
     metrics.set_pod_usage("ns", "p", "c", cpu=0.1, memory=100 * 2 ** 20)
