@@ -368,3 +368,51 @@ def kubelet_kubectl(tmp_path):
         pytest.skip("kubectl is not on PATH")
     with kubelet_twin(serve=True) as twin:
         yield Kubectl(twin, tmp_path / "admin"), twin
+
+
+def _phases_watched(twin, tmp_path, pods: dict[str, list[str]], seconds: float) -> dict[str, list[str]]:
+    """The phases the official client's watch sees for each pod while the twin runs ``seconds`` in 0.25 s steps."""
+    import threading
+
+    from kubernetes import client as k8s, config, watch
+
+    configuration = k8s.Configuration()
+    config.load_kube_config(config_file=twin.write_kubeconfig(tmp_path / "kubeconfig"),
+                            client_configuration=configuration)
+    seen: dict[str, list[str]] = {name: [] for name in pods}
+    with k8s.ApiClient(configuration) as api_client:
+        core = k8s.CoreV1Api(api_client)
+        connected, finished = threading.Event(), threading.Event()
+
+        def follow():
+            for event in watch.Watch().stream(core.list_namespaced_pod, "default", timeout_seconds=30):
+                name, phase = event["object"].metadata.name, event["object"].status.phase
+                if name == "marker":
+                    connected.set()
+                phases = seen.get(name)
+                if phases is not None and (not phases or phases[-1] != phase):
+                    phases.append(phase)
+                if all(p and p[-1] in ("Succeeded", "Failed") for p in seen.values()):
+                    finished.set()
+                    return
+
+        watcher = threading.Thread(target=follow, daemon=True)
+        watcher.start()
+        create_pod(twin, "marker", [NGINX], node=None)  # the watch is open once it sees this
+        assert connected.wait(10)
+        for name, command in pods.items():
+            create_pod(twin, name, [{"name": "task", "image": "busybox:1.36", "command": command}],
+                       restartPolicy="Never")
+        for _ in range(int(seconds * 4)):
+            twin.warp(0.25)
+        finished.wait(10)
+    return seen
+
+
+def test_a_short_lived_pod_is_seen_pending_running_then_succeeded(tmp_path):
+    # The kubelet reports a started container from the PLEG relist after its start (every second, not in step
+    # with the start): a container that lives a second or two is seen Running; one gone before the relist
+    # (echo) goes from Pending to Succeeded, as on a real node.
+    with kubelet_twin(serve=True) as twin:
+        seen = _phases_watched(twin, tmp_path, {"sleeps": ["sleep", "1"], "prints": ["echo", "hi"]}, 12)
+    assert seen == {"sleeps": ["Pending", "Running", "Succeeded"], "prints": ["Pending", "Succeeded"]}

@@ -9,6 +9,8 @@ it is running at all (a node that is not Ready runs no kubelet).
 from __future__ import annotations
 
 import ipaddress
+import math
+import zlib
 from dataclasses import dataclass, field
 
 from ...apiserver.access.authn import user_for
@@ -19,6 +21,7 @@ from ..events import EventSource
 # What the node's own processes (systemd, containerd, the kubelet) use, as metrics-server sees it on a kind node.
 SYSTEM_CPU = 0.08
 SYSTEM_MEMORY = 620 * 1024 * 1024
+PLEG_RELIST_PERIOD = 1.0  # the generic PLEG relists the runtime's containers every second
 
 
 def node_ready(node: dict | None) -> bool:
@@ -53,6 +56,18 @@ class NodeAgent:
     gateway: str = ""  # where the kubelet's probes come from, as pods see them (the pod CIDR's bridge address)
     _ips_in_use: set[str] = field(default_factory=set)
     _next_host: int = 2
+
+    @property
+    def relist_phase(self) -> float:
+        """Where in each second this node's PLEG ticker fires: fixed by when its kubelet started, which is no
+        cluster state; taken from the node's name so that it is the same on every run and differs by node."""
+        return (zlib.crc32(self.name.encode()) % 1000) / 1000 * PLEG_RELIST_PERIOD
+
+    def next_relist(self, t: float) -> float:
+        """The first relist strictly after ``t``: when the kubelet learns of a container started or ended at ``t``."""
+        phase = self.relist_phase
+        ticks = math.floor((t - phase) / PLEG_RELIST_PERIOD + 1e-9) + 1
+        return phase + ticks * PLEG_RELIST_PERIOD
 
     @classmethod
     def from_node(cls, node: dict) -> "NodeAgent":

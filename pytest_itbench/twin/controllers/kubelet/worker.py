@@ -325,7 +325,9 @@ class PodWorker:
         instance.started = now
         slot.waiting = None
         slot.begin_probes(now, self.start_time)
-        self.relist_at = now + PLEG_RELIST
+        # The status shows the container from the PLEG relist after its start: a container gone before that
+        # (``echo hi``) is never seen running, one that lives a second or more is.
+        self.relist_at = self.node.next_relist(now)
         self._event(slot, "Normal", "Started", f"Started container {slot.name}")
         return STARTED
 
@@ -346,12 +348,20 @@ class PodWorker:
             limit = memory_limit(slot.spec)
             oom = process.oom_after(limit) if limit is not None else None
             if oom is not None and oom <= t + 1e-9 and (process.exit_after is None or oom < process.exit_after):
+                if not self._relisted_since(instance.started + oom, now):
+                    continue
                 self._system_oom(slot)
                 self._finish(slot, now, OOM_EXIT_CODE, "OOMKilled", min(t, oom))
             elif process.exited_by(t + 1e-9):
+                if not self._relisted_since(instance.started + process.exit_after, now):
+                    continue
                 self._finish(slot, now, process.exit_code, None, process.exit_after)
             elif instance.stop_at is not None and now + 1e-9 >= instance.stop_at:
                 self._finish(slot, now, instance.stop_code, None, t)
+
+    def _relisted_since(self, t: float, now: float) -> bool:
+        """Whether a relist has run since ``t``: a container's end is known to the kubelet only from then."""
+        return self.node.next_relist(t) <= now + 1e-6
 
     def _finish(self, slot: Slot, now: float, code: int, reason: str | None, at: float) -> None:
         instance = slot.current
@@ -663,13 +673,13 @@ class PodWorker:
         change = process.next_change(t)
         if change is not None:
             due.append(instance.started + change)
-        # An exit or OOM kill at (or before) this moment is noticed at the next relist.
+        # An exit or OOM kill is noticed at the relist after it.
         if process.exit_after is not None:
-            due.append(max(instance.started + process.exit_after, now + 1e-3))
+            due.append(max(self.node.next_relist(instance.started + process.exit_after), now + 1e-3))
         limit = memory_limit(slot.spec)
         oom = process.oom_after(limit) if limit is not None else None
         if oom is not None:
-            due.append(max(instance.started + oom, now + 1e-3))
+            due.append(max(self.node.next_relist(instance.started + oom), now + 1e-3))
         if instance.stop_at is not None:
             due.append(instance.stop_at)
         elif not slot.kill_requested:
