@@ -26,6 +26,7 @@ from .apiserver.registry import Ctx
 from .apiserver.server import APIServer
 from .bootstrap import add_node, bootstrap, node_name
 from .clock import SimClock
+from .controllers.apiservices import APIServiceControllers
 from .controllers.clusterrole_aggregation import ClusterRoleAggregation
 from .controllers.events import EventRecorder, EventSource
 from .controllers.garbage_collector import GarbageCollector
@@ -105,6 +106,7 @@ class Twin:
         self.garbage_collector = GarbageCollector(self.api, self.reactor, self.controller_ctx)
         self.crds = CustomResourceDefinitions(self.server, self.reactor, self.controller_ctx)
         self.clusterrole_aggregation = ClusterRoleAggregation(self.api, self.reactor, self.controller_ctx)
+        self.api_services = APIServiceControllers(self.api, self.reactor, self.controller_ctx)
         self.logs = LogStore(self.clock, self.store)
         self.metrics = Metrics(self.clock, self.store)
         self.server.pod_io = PodIO(self.server, self.logs)
@@ -118,6 +120,7 @@ class Twin:
         self.namespaces = NamespaceLifecycle(self.api, self.reactor, self.controller_ctx, self.certificates.ca_pem if self.certificates else fake_ca_pem(self.rng))
         self._node_count = 0
         bootstrap(self.api, self.admin_ctx, 0, cluster_name)
+        self.api_services.register_local()
         for _ in range(nodes):
             self.add_node()
         # Traces (the Jaeger query API) and topology (ITBench's topology monitor), each served on a loopback

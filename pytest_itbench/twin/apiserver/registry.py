@@ -206,7 +206,7 @@ class ResourceAPI:
             meta.pop(key, None)
         meta["uid"] = self.store.new_uid()  # before the strategy, as upstream: a Job's selector names it
         with self.store.lock:
-            strategies.prepare_for_create(res, obj)
+            strategies.prepare_for_create(res, obj, self.clock.timestamp())
             defaulting.apply_defaults(storage, obj)
             self._admit("create", storage, obj, None, ctx)
             self._validate(storage, obj, None)
@@ -434,7 +434,11 @@ class ResourceAPI:
 
 
 def _allow_unconditional_update(res: Resource) -> bool:
-    return True
+    """AllowUnconditionalUpdate of the resource's strategy: every built-in registry here but kube-aggregator's."""
+    return res.group_resource not in _CONDITIONAL_UPDATES_ONLY
+
+
+_CONDITIONAL_UPDATES_ONLY = frozenset({"apiservices.apiregistration.k8s.io"})
 
 
 def default_propagation(res: Resource) -> str:

@@ -144,6 +144,9 @@ def builtin_resources() -> list[Resource]:
                Subresource("portforward", "PodPortForwardOptions", ("create", "get")),
                _status("Pod"),
            )),
+        _r("", "v1", "replicationcontrollers", "ReplicationController", short_names=("rc",), categories=ALL,
+           has_generation=True, subresources=(_scale(), _status("ReplicationController")),
+           field_selectors=("status.replicas",)),
         _r("", "v1", "resourcequotas", "ResourceQuota", short_names=("quota",),
            subresources=(_status("ResourceQuota"),)),
         _r("", "v1", "secrets", "Secret", field_selectors=("type",)),
@@ -161,6 +164,9 @@ def builtin_resources() -> list[Resource]:
            subresources=(_scale(), _status("ReplicaSet")), field_selectors=("status.replicas",)),
         _r("apps", "v1", "statefulsets", "StatefulSet", short_names=("sts",), categories=ALL,
            has_generation=True, subresources=(_scale(), _status("StatefulSet"))),
+        # ---- apiregistration.k8s.io/v1 (kube-aggregator's own kind)
+        _r("apiregistration.k8s.io", "v1", "apiservices", "APIService", False, categories=("api-extensions",),
+           subresources=(_status("APIService"),)),
         # ---- authentication / authorization
         _r("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",),
            virtual=True),

@@ -19,6 +19,7 @@ from .service_allocation import (
 CREATE_ON_UPDATE = {"events", "events.events.k8s.io", "endpoints", "leases.coordination.k8s.io",
                     "endpointslices.discovery.k8s.io", "limitranges", "priorityclasses.scheduling.k8s.io"}
 
+APIREGISTRATION = "apiregistration.k8s.io"
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
 JOB_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
 DAEMON_SET_TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
@@ -37,6 +38,7 @@ _INITIAL_STATUS = {
 _EMPTY_STATUS = {
     "Deployment": {}, "Job": {}, "CronJob": {},
     "ReplicaSet": {"replicas": 0},
+    "ReplicationController": {"replicas": 0},
     "StatefulSet": {"replicas": 0, "availableReplicas": 0},
     "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                   "numberReady": 0},
@@ -50,7 +52,8 @@ def spec_part(res: Resource, obj: dict) -> dict:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
-def prepare_for_create(res: Resource, obj: dict) -> None:
+def prepare_for_create(res: Resource, obj: dict, now: str = "") -> None:
+    """``now``: the creation time, for the conditions a create sets (a local APIService is available at once)."""
     meta = obj["metadata"]
     for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
         meta.pop(key, None)
@@ -68,10 +71,20 @@ def prepare_for_create(res: Resource, obj: dict) -> None:
         obj["status"] = dict(_INITIAL_STATUS[kind])
     elif kind in _EMPTY_STATUS:
         obj["status"] = dict(_EMPTY_STATUS[kind])
+    if kind == "APIService" and res.group == APIREGISTRATION:
+        obj["status"] = {}
+        if not (obj.get("spec") or {}).get("service"):
+            obj["status"]["conditions"] = [local_available_condition(now)]
     if kind == "Job" and res.group == "batch":
         _generate_job_selector(obj)
     if kind == "DaemonSet" and res.group == "apps":
         _daemon_set_template_generation(obj, None)
+
+
+def local_available_condition(now: str) -> dict:
+    """NewLocalAvailableAPIServiceCondition: an APIService without a service is served by this server."""
+    return {"type": "Available", "status": "True", "lastTransitionTime": now, "reason": "Local",
+            "message": "Local APIServices are always available"}
 
 
 def _generate_job_selector(job: dict) -> None:
@@ -195,8 +208,12 @@ def prepare_for_status_update(res: Resource, new: dict, old: dict) -> None:
         if key not in old and key not in ("status", "metadata"):
             del new[key]
     meta, old_meta = new["metadata"], old["metadata"]
-    # Status writers may not change metadata other than labels/annotations/finalizers/ownerReferences.
-    for key in ("generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
+    # Status writers may not change metadata other than labels/annotations/finalizers/ownerReferences;
+    # kube-aggregator's status strategy keeps those too.
+    kept = ("generation", "deletionTimestamp", "deletionGracePeriodSeconds")
+    if res.kind == "APIService" and res.group == APIREGISTRATION:
+        kept += ("labels", "annotations", "finalizers", "ownerReferences")
+    for key in kept:
         if key in old_meta:
             meta[key] = old_meta[key]
         else:

@@ -67,6 +67,8 @@ class Subresources:
             "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
             "status": {"replicas": status.get("replicas", 0)},
         }
+        if selector and res.kind == "ReplicationController" and not res.group:
+            selector = {"matchLabels": selector}  # an RC selects by a plain label map
         if selector:
             parsed = LabelSelector.from_object(selector)
             if parsed is not None:

@@ -179,6 +179,22 @@ def _service(obj: dict) -> None:
             spec["ipFamilies"] = ["IPv4", "IPv6"]
 
 
+def _replication_controller(obj: dict) -> None:
+    """SetDefaults_ReplicationController: selector and labels from the template's labels when empty, one replica."""
+    spec = _spec(obj)
+    template = spec.get("template")
+    labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    if isinstance(labels, dict):
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = obj["metadata"]
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    defaults_pod.template(template)
+
+
 def _secret(obj: dict) -> None:
     if not obj.get("type"):
         obj["type"] = "Opaque"
@@ -329,6 +345,12 @@ def _scaling_rules(given: dict | None, stabilization: int | None, policies: list
     return rules
 
 
+def _api_service(obj: dict) -> None:
+    service = _spec(obj).get("service")
+    if isinstance(service, dict) and service.get("port") is None:
+        service["port"] = 443  # SetDefaults_ServiceReference
+
+
 def _custom_resource_definition(obj: dict) -> None:
     spec = _spec(obj)
     names = spec.get("names")
@@ -350,6 +372,7 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[dict], None]] = {
     ("batch", "CronJob"): _cron_job,
     ("", "Pod"): defaults_pod.pod,
     ("", "Service"): _service,
+    ("", "ReplicationController"): _replication_controller,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
@@ -367,4 +390,5 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[dict], None]] = {
     (RBAC_GROUP, "ClusterRoleBinding"): _binding,
     ("autoscaling", "HorizontalPodAutoscaler"): _horizontal_pod_autoscaler,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
+    ("apiregistration.k8s.io", "APIService"): _api_service,
 }

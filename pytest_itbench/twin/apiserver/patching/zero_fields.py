@@ -6,7 +6,7 @@ so is a timestamp (a value whose zero encodes as null).
 The field manager compares objects as these Go types hold them, so such a field
 never "appears": a create does not own ``spec`` or ``spec.template`` as such,
 only what is inside them. Derived from the Go types of k8s.io/api,
-k8s.io/apimachinery (meta/v1) and k8s.io/apiextensions-apiserver at v0.31.4,
+k8s.io/apimachinery (meta/v1), k8s.io/apiextensions-apiserver and k8s.io/kube-aggregator at v0.31.4,
 keyed by schema definition name.
 """
 
@@ -343,4 +343,7 @@ ZERO_FIELDS: dict[str, dict[str, dict | None]] = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Condition": {"lastTransitionTime": None},
     "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {"creationTimestamp": None},
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status": {"metadata": {}},
+    "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService": {"metadata": {}, "spec": {}, "status": {}},
+    "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition": {"lastTransitionTime": None},
+    "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList": {"items": None, "metadata": {}},
 }

@@ -9,7 +9,9 @@ get their CRD's ``additionalPrinterColumns``.
 
 from __future__ import annotations
 
-from . import autoscaling, batch, cluster, config, events, networking, pods, rbac, storage, workloads  # noqa: F401
+from . import (  # noqa: F401
+    apiregistration, autoscaling, batch, cluster, config, events, networking, pods, rbac, storage, workloads,
+)
 from .core import Column, Printer, human_duration, printer_for, register, render
 
 __all__ = ["Column", "Printer", "human_duration", "printer_for", "register", "render"]

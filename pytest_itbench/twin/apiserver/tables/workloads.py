@@ -1,5 +1,5 @@
-"""apps/v1 and policy/v1 printers: deployments, replica sets, stateful sets, daemon sets,
-controller revisions and pod disruption budgets."""
+"""apps/v1, policy/v1 and core/v1 workload printers: deployments, replica sets, replication controllers,
+stateful sets, daemon sets, controller revisions and pod disruption budgets."""
 
 from __future__ import annotations
 
@@ -53,6 +53,25 @@ register("apps", "ReplicaSet", [
     images_column(),
     Column("Selector", description=api_doc("apps.v1.ReplicaSetSpec", "selector"), priority=1),
 ], replica_set_row)
+
+
+def replication_controller_row(obj: dict, now: float) -> list:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return [obj["metadata"].get("name", ""), spec.get("replicas", 0), status.get("replicas", 0),
+            status.get("readyReplicas", 0), age(obj, now), *container_cells(template_spec(obj)),
+            format_labels(spec.get("selector"))]
+
+
+register("", "ReplicationController", [
+    name_column(),
+    Column("Desired", "integer", description=api_doc("core.v1.ReplicationControllerSpec", "replicas")),
+    Column("Current", "integer", description=api_doc("core.v1.ReplicationControllerStatus", "replicas")),
+    Column("Ready", "integer", description=api_doc("core.v1.ReplicationControllerStatus", "readyReplicas")),
+    age_column(),
+    containers_column(),
+    images_column(),
+    Column("Selector", description=api_doc("core.v1.ReplicationControllerSpec", "selector"), priority=1),
+], replication_controller_row)
 
 
 def stateful_set_row(obj: dict, now: float) -> list:

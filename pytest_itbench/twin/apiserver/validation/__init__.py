@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...errors import FieldError
-from . import config, name_rules, networking, objectmeta, pod, policy, rbac, storage, workloads
+from . import apiregistration, config, name_rules, networking, objectmeta, pod, policy, rbac, storage, workloads
 from .. import service_allocation
 from ..resources import Resource
 from ..strategies import spec_part
@@ -28,6 +28,7 @@ RBAC = "rbac.authorization.k8s.io"
 class Rules:
     create: Check
     update: UpdateCheck | None = None  # None: the create rules again, on the updated object
+    status: UpdateCheck | None = None  # a status write's own checks, beside its metadata's
 
 
 _RULES: dict[tuple[str, str], Rules] = {
@@ -40,6 +41,8 @@ _RULES: dict[tuple[str, str], Rules] = {
     ("", "PersistentVolumeClaim"): Rules(storage.persistent_volume_claim,
                                          storage.persistent_volume_claim_update),
     ("", "PersistentVolume"): Rules(storage.persistent_volume),
+    ("", "ReplicationController"): Rules(workloads.replication_controller, workloads.replication_controller_update,
+                                         workloads.replication_controller_status),
     ("apps", "Deployment"): Rules(workloads.deployment, workloads.deployment_update),
     ("apps", "ReplicaSet"): Rules(workloads.replica_set, workloads.replica_set_update),
     ("apps", "StatefulSet"): Rules(workloads.stateful_set, workloads.stateful_set_update),
@@ -62,6 +65,8 @@ _RULES: dict[tuple[str, str], Rules] = {
     (RBAC, "RoleBinding"): Rules(rbac.role_binding, rbac.role_binding_update),
     (RBAC, "ClusterRoleBinding"): Rules(rbac.cluster_role_binding,
                                         rbac.cluster_role_binding_update),
+    ("apiregistration.k8s.io", "APIService"): Rules(apiregistration.api_service, apiregistration.api_service_update,
+                                                    apiregistration.api_service_status),
 }
 
 
@@ -74,6 +79,8 @@ def validate(api, res: Resource, obj: dict, old: dict | None, subresource: str =
         problems = rules.create(obj)
     elif subresource in ("status", "binding") or spec_part(res, obj) == spec_part(res, old):
         problems = objectmeta.object_meta_update(obj["metadata"], old["metadata"])
+        if subresource == "status" and rules.status is not None:
+            problems += rules.status(obj, old)
     elif rules.update is not None:
         problems = rules.update(obj, old)
     else:

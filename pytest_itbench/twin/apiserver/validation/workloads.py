@@ -1,6 +1,7 @@
-"""Validation of workloads: Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs.
+"""Validation of workloads: Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets, Jobs and
+CronJobs.
 
-Follows pkg/apis/apps/validation and pkg/apis/batch/validation, plus the
+Follows pkg/apis/apps/validation, pkg/apis/batch/validation and pkg/apis/core/validation, plus the
 selector immutability the registry strategies add on update.
 """
 
@@ -178,6 +179,79 @@ def replica_set_spec(spec: dict, path: str) -> list[FieldError]:
     problems += _strict_selector(spec, "deployment", path)
     problems += _selector_matches_template(spec, path)
     return problems + _replica_set_template(spec, path, "ReplicaSet")
+
+
+# ---- ReplicationController (core/v1; pkg/apis/core/validation) ---------------------------------------
+
+def replication_controller(obj: dict) -> list[FieldError]:
+    """ValidateReplicationController; an update checks the same (an RC's selector may change)."""
+    problems = objectmeta.object_meta(obj["metadata"], True, name_rules.name_is_dns_subdomain)
+    return problems + replication_controller_spec(obj.get("spec") or {}, "spec")
+
+
+def replication_controller_update(obj: dict, old: dict) -> list[FieldError]:
+    problems = objectmeta.object_meta_update(obj["metadata"], old["metadata"])
+    return problems + replication_controller_spec(obj.get("spec") or {}, "spec")
+
+
+def replication_controller_spec(spec: dict, path: str) -> list[FieldError]:
+    problems = _nonnegative(spec.get("minReadySeconds"), f"{path}.minReadySeconds")
+    selector = spec.get("selector") if isinstance(spec.get("selector"), dict) else {}
+    if not selector:
+        problems.append(errors.required(f"{path}.selector"))
+    problems += _nonnegative(spec.get("replicas"), f"{path}.replicas")
+    return problems + _template_for_rc(spec.get("template"), selector, spec.get("replicas") or 0,
+                                       f"{path}.template")
+
+
+def _template_for_rc(template: dict | None, selector: dict, replicas: int, path: str) -> list[FieldError]:
+    """ValidatePodTemplateSpecForRC: the template matches the selector, and its pods always restart."""
+    if not isinstance(template, dict):
+        return [errors.required(path)]
+    problems: list[FieldError] = []
+    labels = (template.get("metadata") or {}).get("labels")
+    if selector and any((labels or {}).get(k) != v for k, v in selector.items()):
+        problems.append(errors.invalid(f"{path}.metadata.labels", gosyntax.string_map(labels), _NOT_MATCHING))
+    problems += validation_pod.pod_template(template, path)
+    pod_spec = template.get("spec") or {}
+    if replicas > 1:
+        problems += _read_only_persistent_disks(pod_spec.get("volumes") or (), f"{path}.spec.volumes")
+    problems += _restart_always(pod_spec, f"{path}.spec")
+    deadline = pod_spec.get("activeDeadlineSeconds")
+    if deadline is not None:
+        problems.append(errors.invalid(f"{path}.spec.activeDeadlineSeconds", deadline, "must not be specified"))
+    return problems
+
+
+def _read_only_persistent_disks(volumes, path: str) -> list[FieldError]:
+    """A GCE persistent disk shared by several replicas must be mounted read-only."""
+    problems = []
+    for i, volume in enumerate(volumes):
+        disk = volume.get("gcePersistentDisk") if isinstance(volume, dict) else None
+        if isinstance(disk, dict) and not disk.get("readOnly"):
+            problems.append(errors.invalid(f"{path}[{i}].gcePersistentDisk.readOnly", False,
+                                           "must be true for replicated pods > 1; GCE PD can only be mounted on "
+                                           "multiple machines if it is read-only"))
+    return problems
+
+
+def replication_controller_status(obj: dict, old: dict) -> list[FieldError]:
+    """ValidateReplicationControllerStatus: counts that are not negative and add up."""
+    status = obj.get("status") or {}
+    path = "status"
+    counts = {key: status.get(key) or 0 for key in ("replicas", "fullyLabeledReplicas", "readyReplicas",
+                                                    "availableReplicas", "observedGeneration")}
+    problems: list[FieldError] = []
+    for key, value in counts.items():
+        problems += _nonnegative(value, f"{path}.{key}")
+    above = "cannot be greater than status.replicas"
+    for key in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
+        if counts[key] > counts["replicas"]:
+            problems.append(errors.invalid(f"{path}.{key}", counts[key], above))
+    if counts["availableReplicas"] > counts["readyReplicas"]:
+        problems.append(errors.invalid(f"{path}.availableReplicas", counts["availableReplicas"],
+                                       "cannot be greater than readyReplicas"))
+    return problems
 
 
 # ---- DaemonSet ---------------------------------------------------------------------------------------
