@@ -17,6 +17,7 @@ from .manager import ControllerManager
 CONTROLLERS: list[tuple[str, str]] = [
     ("deployment", "deployment:DeploymentController"),
     ("replicaset", "replicaset:ReplicaSetController"),
+    ("replicationcontroller", "replicaset:ReplicationManager"),
     ("statefulset", "statefulset:StatefulSetController"),
     ("daemonset", "daemonset:DaemonSetController"),
     ("job", "job:JobController"),

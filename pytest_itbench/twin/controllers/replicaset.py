@@ -10,14 +10,21 @@ ready and available counts, ``observedGeneration`` and the
 is retried with the per-key exponential back-off of client-go's rate
 limiter; a pod that becomes ready is looked at again once ``minReadySeconds``
 have passed, so it turns available on time.
+
+ReplicationControllers are kept by the same code, as kube-controller-manager
+runs its replication manager: the ReplicaSet controller over an adapter
+(``Workload``) that names the kind, its storage, its event source and reads
+the RC's plain label map as a selector.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Callable, Hashable, Iterable
 
 from ..errors import StatusError
+from ..selectors import LabelSelector
 from ..store import Change
 from .controller_ref import claim, controller_of, controller_ref, selector_of, with_owner, without_owner
 from .events import EventSource
@@ -35,20 +42,55 @@ SOURCE = EventSource("replicaset-controller")
 NAMESPACE_TERMINATING = "NamespaceTerminating"
 
 
+def _map_selector(obj: dict) -> LabelSelector | None:
+    """An RC's ``spec.selector``, a label map; an empty one selects nothing (validation never lets it be)."""
+    selector = obj["spec"].get("selector")
+    if not isinstance(selector, dict) or not selector:
+        return None
+    return LabelSelector.from_object({"matchLabels": selector})
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the controller keeps replicas of: the kind, where it is stored, who records its events, and how
+    its selector reads (the adapter between ReplicaSets and ReplicationControllers)."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    source: EventSource
+    selector: Callable[[dict], LabelSelector | None]
+
+    @property
+    def bucket(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+REPLICA_SETS = Workload("apps", "v1", "replicasets", "ReplicaSet", SOURCE, selector_of)
+REPLICATION_CONTROLLERS = Workload("", "v1", "replicationcontrollers", "ReplicationController",
+                                   EventSource("replication-controller"), _map_selector)
+
+
 class ReplicaSetController(Controller):
     name = "replicaset"
-    watches = ("replicasets.apps", "pods")
+    workload = REPLICA_SETS
+    watches = (REPLICA_SETS.bucket, "pods")
 
     def __init__(self, manager):
         super().__init__(manager)
-        self.replicasets = self.resource("apps", "v1", "replicasets")
+        kind = self.workload
+        self.bucket = kind.bucket
+        self.selector_of = kind.selector
+        self.source = kind.source
+        self.replicasets = self.resource(kind.group, kind.version, kind.plural)
         self.pods = self.resource("", "v1", "pods")
         self.backoff = ItemBackoff()
-        self.pod_index = OwnerIndex("ReplicaSet")  # fed by keys_for, which sees every pod change
+        self.pod_index = OwnerIndex(kind.kind)  # fed by keys_for, which sees every pod change
 
     # ---- what to look at -------------------------------------------------------------------------
     def keys_for(self, change: Change) -> Iterable[Hashable]:
-        if change.bucket == "replicasets.apps":
+        if change.bucket == self.bucket:
             meta = change.obj["metadata"]
             return ((meta["namespace"], meta["name"]),)
         self.pod_index.observe(change)
@@ -74,18 +116,18 @@ class ReplicaSetController(Controller):
         return keys
 
     def _add_owner(self, keys: list, pod: dict, ref: dict | None) -> None:
-        if ref is None or ref.get("kind") != "ReplicaSet":
+        if ref is None or ref.get("kind") != self.workload.kind:
             return
         ns = pod["metadata"]["namespace"]
-        rs = self.store.get("replicasets.apps", ns, ref.get("name", ""))
+        rs = self.store.get(self.bucket, ns, ref.get("name", ""))
         if rs is not None and rs["metadata"]["uid"] == ref.get("uid"):
             keys.append((ns, ref["name"]))
 
     def _replica_sets_selecting(self, pod: dict) -> list[tuple[str, str]]:
         ns = pod["metadata"]["namespace"]
         keys = []
-        for rs in self.store.list("replicasets.apps", ns)[0]:
-            selector = selector_of(rs)
+        for rs in self.store.list(self.bucket, ns)[0]:
+            selector = self.selector_of(rs)
             if selector is not None and not selector.empty and selector.matches(pod["metadata"].get("labels")):
                 keys.append((ns, rs["metadata"]["name"]))
         return keys
@@ -93,11 +135,11 @@ class ReplicaSetController(Controller):
     # ---- sync ----------------------------------------------------------------------------------------
     def reconcile(self, key: Hashable, now: float) -> float | None:
         ns, name = key
-        rs = self.store.get("replicasets.apps", ns, name)
+        rs = self.store.get(self.bucket, ns, name)
         if rs is None:
             self.backoff.forget(key)
             return None
-        selector = selector_of(rs)
+        selector = self.selector_of(rs)
         if selector is None:
             return None  # an invalid selector matches nothing; upstream logs it and waits for a change
         # Its own pods and the orphans it may adopt: all that claiming the namespace's pods would look at.
@@ -156,10 +198,10 @@ class ReplicaSetController(Controller):
             pod = self.create(self.pods, pod_from_template(rs))
         except StatusError as exc:
             if not namespace_terminating(exc):
-                self.events.record(rs, "Warning", "FailedCreate", f"Error creating: {exc.message}", SOURCE)
+                self.events.record(rs, "Warning", "FailedCreate", f"Error creating: {exc.message}", self.source)
                 return exc
             return None  # every create will fail; upstream does nothing about it
-        self.events.record(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", SOURCE)
+        self.events.record(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", self.source)
         return None
 
     def _delete_pods(self, rs: dict, pods: list[dict]) -> StatusError | None:
@@ -169,11 +211,11 @@ class ReplicaSetController(Controller):
             try:
                 gone = self.delete(self.pods, rs["metadata"]["namespace"], name)
             except StatusError as exc:
-                self.events.record(rs, "Warning", "FailedDelete", f"Error deleting: {exc.message}", SOURCE)
+                self.events.record(rs, "Warning", "FailedDelete", f"Error deleting: {exc.message}", self.source)
                 first_error = first_error or exc
                 continue
             if gone is not None:
-                self.events.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}", SOURCE)
+                self.events.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}", self.source)
         return first_error
 
     def _related_pods(self, rs: dict) -> list[dict]:
@@ -182,9 +224,9 @@ class ReplicaSetController(Controller):
         if ref is None:
             return []
         ns = rs["metadata"]["namespace"]
-        siblings = [other for other in self.store.list("replicasets.apps", ns)[0]
+        siblings = [other for other in self.store.list(self.bucket, ns)[0]
                     if (controller_of(other) or {}).get("uid") == ref.get("uid")]
-        selectors = [s for s in map(selector_of, siblings) if s is not None]
+        selectors = [s for s in map(self.selector_of, siblings) if s is not None]
         with self.store.lock:
             orphan_names = set(self.pod_index.orphans(ns))
             owned = {name for other in siblings for _, name in self.pod_index.owned(other["metadata"]["uid"])}
@@ -278,6 +320,13 @@ def _replicas(rs: dict) -> int:
     replicas = rs["spec"].get("replicas")
     return 1 if replicas is None else replicas
 
+
+class ReplicationManager(ReplicaSetController):
+    """kube-controller-manager's replicationcontroller controller: the ReplicaSet controller over RCs."""
+
+    name = "replicationcontroller"
+    workload = REPLICATION_CONTROLLERS
+    watches = (REPLICATION_CONTROLLERS.bucket, "pods")
 
 
 def namespace_terminating(exc: StatusError) -> bool:
