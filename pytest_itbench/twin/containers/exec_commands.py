@@ -14,11 +14,12 @@ programs at all, anything else is taken to be Debian-based.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from dataclasses import dataclass
 from typing import Iterator
 
-from . import shell
+from . import conditions, shell
 from .env import environment, pod_hostname, run_as_user
 from .fs import Directory, File, TokenIssuer, filesystem
 from . import ContainerRef
@@ -133,7 +134,7 @@ def stdin_use(sandbox: Sandbox, argv: list[str], cwd: str = "/") -> str | None:
         while args and "=" in args[0] and not args[0].startswith("="):
             args = args[1:]
         return stdin_use(sandbox, args, cwd) if args else None
-    if name in ("cat", "wc"):
+    if name in ("cat", "wc", "gzip", "gunzip", "zcat"):
         operands = [a for a in args if not a.startswith("-") or a == "-"]
     elif name in ("head", "tail"):
         operands = _operands(args, takes_value=("-n", "-c"))
@@ -189,8 +190,9 @@ def script_reads_stdin(sandbox: Sandbox, script: str, cwd: str = "/") -> bool:
 def _and_or_reads_stdin(sandbox: Sandbox, and_or: shell.AndOr, cwd: str) -> bool:
     for pipeline in and_or.pipelines:
         first = pipeline.commands[0]
-        if isinstance(first, shell.Loop):
-            if any(_and_or_reads_stdin(sandbox, a, cwd) for a in first.condition + first.body):
+        if not isinstance(first, shell.Command):
+            if not any(r.op == "<" and r.fd == 0 for r in first.redirects) and any(
+                    _and_or_reads_stdin(sandbox, a, cwd) for a in _compound_lists(first)):
                 return True
         elif not any(r.op == "<" and r.fd == 0 for r in first.redirects):
             argv = [_literal(word) for word in first.words]
@@ -202,8 +204,25 @@ def _and_or_reads_stdin(sandbox: Sandbox, and_or: shell.AndOr, cwd: str) -> bool
     return False
 
 
+def _quoted(word: str) -> str:
+    """A word as set -x traces it: in single quotes when the shell would read it differently bare."""
+    if word and all(ch.isalnum() or ch in "@%+=:,./-_" for ch in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _compound_lists(command: shell.Compound) -> list[shell.AndOr]:
+    """Every and-or list a compound command runs directly."""
+    if isinstance(command, shell.Loop):
+        return command.condition + command.body
+    if isinstance(command, shell.If):
+        lists = [a for condition, body in command.branches for a in condition + body]
+        return lists + (command.otherwise or [])
+    return command.body
+
+
 def _literal(word: shell.Word) -> str | None:
-    if any(part.variable for part in word.parts):
+    if any(part.expands for part in word.parts):
         return None
     return "".join(part.text for part in word.parts)
 
@@ -289,14 +308,16 @@ def _shell_steps(inv: Invocation, stdin: Stdin):
                     else f"{inv.argv[0]}: 0: -c requires an argument\n" if inv.gnu
                     else f"{inv.argv[0]}: -c requires an argument\n")
             return 2
-        return (yield from ShellSession(inv, stdin).steps(args[1]))
+        # sh -c SCRIPT [NAME [ARG...]]: NAME is $0, the rest $1...
+        positional = args[2:] or [inv.argv[0]]
+        return (yield from ShellSession(inv, stdin, positional).steps(args[1]))
     if args:
         data, problem = inv.read(args[0])
         if data is None:
             inv.err(_shell_message(inv, 0, f"cannot open {args[0]}: No such file" if inv.name != "bash"
                                    else f"{args[0]}: {problem}"))
             return 127 if inv.name == "bash" else 2
-        return (yield from ShellSession(inv, stdin).steps(data.decode(errors="replace")))
+        return (yield from ShellSession(inv, stdin, args).steps(data.decode(errors="replace")))
     return (yield from ShellSession(inv, stdin).steps_from_stdin())
 
 
@@ -334,15 +355,24 @@ class ShellSession:
     that reads it takes what it reads, so ``read x; cat`` gives ``x`` the first line and ``cat`` the rest.
     """
 
-    def __init__(self, inv: Invocation, stdin: Stdin | None = None):
+    def __init__(self, inv: Invocation, stdin: Stdin | None = None, positional: list[str] | None = None):
         self.inv = inv
         self.stdin = stdin if stdin is not None else Stdin(inv.stdin)
+        self.sink = inv.output  # where a command that is last in its pipeline writes (a compound may redirect it)
         self.variables = dict(inv.env)
         self.exported = set(inv.env)
+        self.positional = list(positional or [inv.argv[0]])  # $0, $1, ...
         self.cwd = inv.cwd
         self.status = 0
         self.line = 0
         self.exit_requested: int | None = None
+        self.control: tuple[str, int] | None = None  # a pending ``break N`` / ``continue N``
+        self.loop_depth = 0
+        self.substituted: dict[int, tuple[str, int]] = {}  # a running command's substitutions: output, status
+        # set -e and -x, from the command line (sh -e -c ...) or the set builtin
+        self.options = {flag[1] for flag in itertools.takewhile(_SHELL_FLAGS.__contains__, inv.argv[1:])
+                        if flag in ("-e", "-x")}
+        self.tested = 0  # > 0 while a condition runs (if, while, until, the left of && and ||, after !): no set -e
         self.observations: list[tuple[tuple[str, ...], int]] = []  # what asked the world outside, with the answer
         self.forever: Forever | None = None  # set when a loop turns out never to end
 
@@ -359,8 +389,7 @@ class ShellSession:
         try:
             lists = shell.parse(script)
         except shell.ShellSyntaxError as exc:
-            self.inv.err(_shell_message(self.inv, script.count("\n") + 1 if "end of file" in str(exc) else 1,
-                                        str(exc)))
+            self.inv.err(_shell_message(self.inv, exc.line, self._syntax_wording(exc)))
             return 2
         except shell.Unsupported as exc:
             self.inv.err(f"{self.inv.argv[0]}: the itbench twin's shell cannot interpret {exc}\n")
@@ -397,9 +426,9 @@ class ShellSession:
             try:
                 lists = shell.parse(complete)
             except shell.ShellSyntaxError as exc:
-                if chunk and ("end of file" in str(exc) or "Unterminated" in str(exc)):
+                if chunk and exc.at_end:
                     continue  # the command goes on on the next line
-                self.inv.err(_shell_message(self.inv, line_offset + complete.count("\n"), str(exc)))
+                self.inv.err(_shell_message(self.inv, line_offset + exc.line, self._syntax_wording(exc)))
                 return 2
             except shell.Unsupported as exc:
                 self.inv.err(f"{self.inv.argv[0]}: the itbench twin's shell cannot interpret {exc}\n")
@@ -415,22 +444,44 @@ class ShellSession:
                 break
         return self.status
 
+    def _syntax_wording(self, exc: shell.ShellSyntaxError) -> str:
+        return str(exc) if self.inv.gnu or self.inv.name == "bash" else shell.ash_wording(str(exc))
+
+    def _stopped(self) -> bool:
+        """Whether the commands that follow are skipped: ``exit``, a loop found endless, ``break``/``continue``."""
+        return self.exit_requested is not None or self.forever is not None or self.control is not None
+
     def _lists(self, lists: list[shell.AndOr]):
         for and_or in lists:
             self.line = and_or.line
             self.status = yield from self._and_or(and_or)
-            if self.exit_requested is not None or self.forever is not None:
+            if self._stopped():
                 break
         return self.status
 
     def _and_or(self, and_or: shell.AndOr):
-        status = yield from self._pipeline(and_or.pipelines[0])
-        for op, pipeline in zip(and_or.ops, and_or.pipelines[1:]):
-            if self.exit_requested is not None or self.forever is not None:
+        last = len(and_or.pipelines) - 1
+        status = yield from self._tested(self._pipeline(and_or.pipelines[0]), last > 0)
+        ran = 0
+        for i, (op, pipeline) in enumerate(zip(and_or.ops, and_or.pipelines[1:]), 1):
+            if self._stopped():
                 break
             if (op == "&&") == (status == 0):
-                status = yield from self._pipeline(pipeline)
+                status = yield from self._tested(self._pipeline(pipeline), i < last)
+                ran = i
+        # set -e: a failure ends the shell unless it was tested (the left of && or ||, a negated pipeline)
+        if ("e" in self.options and status != 0 and not self.tested and ran == last
+                and not and_or.pipelines[last].negated and not self._stopped()):
+            self.exit_requested = status
         return status
+
+    def _tested(self, steps, tested: bool = True):
+        """Runs ``steps`` as a condition when ``tested``: set -e does not apply inside it."""
+        self.tested += tested
+        try:
+            return (yield from steps)
+        finally:
+            self.tested -= tested
 
     def _pipeline(self, pipeline: shell.Pipeline):
         data = b""
@@ -438,35 +489,166 @@ class ShellSession:
         last = len(pipeline.commands) - 1
         for i, command in enumerate(pipeline.commands):
             stdin = self.stdin if i == 0 else Stdin(data)
-            if isinstance(command, shell.Loop):  # the parser keeps loops out of longer pipelines
-                return (yield from self._loop(command))
             # The last command writes where the shell does, as it writes; the others into the next one's pipe.
-            output: list[tuple[int, bytes]] = self.inv.output if i == last else []
-            status = yield from self._command(command, stdin, output)
+            output: list[tuple[int, bytes]] = self.sink if i == last else []
+            if isinstance(command, shell.Command):
+                outer, self.substituted = self.substituted, {}
+                yield from self._substitute(command.words + [w for _, w in command.assignments]
+                                            + [r.target for r in command.redirects if isinstance(r.target, shell.Word)])
+                status = yield from self._command(command, stdin, output)
+                self.substituted = outer
+            elif last > 0:  # each command of a longer pipeline runs in a subshell
+                status = yield from self._in_subshell(self._compound(command, stdin, output))
+            else:
+                status = yield from self._compound(command, stdin, output)
             if i < last:
                 data = b"".join(chunk for fd, chunk in output if fd == 1)
-                self.inv.output.extend((fd, chunk) for fd, chunk in output if fd != 1)
+                self.sink.extend((fd, chunk) for fd, chunk in output if fd != 1)
+            if self.exit_requested is not None or self.forever is not None:
+                return status
+        return (0 if status else 1) if pipeline.negated else status
+
+    # ---- compound commands --------------------------------------------------------------------------------
+    def _compound(self, command: shell.Compound, stdin: Stdin, output: list[tuple[int, bytes]]):
+        """A loop, ``if``, group or subshell, its body reading ``stdin`` and writing to ``output``, as its own
+        redirections say."""
+        outer, self.substituted = self.substituted, {}
+        yield from self._substitute([r.target for r in command.redirects if isinstance(r.target, shell.Word)])
+        sink: list[tuple[int, bytes]] = output
+        if command.redirects:
+            sink = []  # what the body writes is routed once it ends
+            redirected = self._redirect(command.redirects, stdin, output)
+            if redirected is None:
+                self.substituted = outer
+                return 2 if self.inv.name != "bash" else 1
+            stdin = redirected[0]
+        saved = self.stdin, self.sink
+        self.stdin, self.sink = stdin, sink
+        try:
+            if isinstance(command, shell.Loop):
+                status = yield from self._loop(command)
+            elif isinstance(command, shell.ForLoop):
+                status = yield from self._for(command)
+            elif isinstance(command, shell.If):
+                status = yield from self._if(command)
+            elif command.subshell:
+                status = yield from self._in_subshell(self._lists(command.body))
+            else:
+                status = yield from self._lists(command.body)
+        finally:
+            self.stdin, self.sink = saved
+        if command.redirects:
+            self._deliver(sink, output, command.redirects)
+        self.substituted = outer
         return status
+
+    def _in_subshell(self, steps):
+        """Runs ``steps`` in a copy of the shell's state: its variables, directory, ``exit`` and loop control
+        end with it (the container's files do not: they are the container's)."""
+        saved = (dict(self.variables), set(self.exported), self.cwd, list(self.positional), self.loop_depth)
+        self.loop_depth = 0
+        try:
+            status = yield from steps
+        finally:
+            self.variables, self.exported, self.cwd, self.positional, self.loop_depth = saved
+            self.control = None
+        if self.exit_requested is not None:
+            status, self.exit_requested = self.exit_requested, None
+        return status
+
+    def _if(self, clause: shell.If):
+        for condition, body in clause.branches:
+            status = yield from self._tested(self._lists(condition))
+            if self._stopped():
+                return status
+            if status == 0:
+                return (yield from self._lists(body))
+        if clause.otherwise is not None:
+            return (yield from self._lists(clause.otherwise))
+        return 0
+
+    def _for(self, loop: shell.ForLoop):
+        if loop.words is None:
+            values = self.positional[1:]
+        else:
+            outer, self.substituted = self.substituted, {}
+            yield from self._substitute(loop.words)
+            values = [f for word in loop.words for f in self._expand(word)]
+            self.substituted = outer
+        status = 0
+        self.loop_depth += 1
+        try:
+            for value in values:
+                self.variables[loop.name] = value
+                status = yield from self._lists(loop.body)
+                if self._loop_control() == "break" or self.exit_requested is not None:
+                    break
+        finally:
+            self.loop_depth -= 1
+        return status
+
+    def _loop_control(self) -> str | None:
+        """After a loop's body: ``"break"`` if the loop ends here (``break``, or a ``continue N`` of an outer
+        loop), ``"continue"`` for its next turn, None if no loop control is pending."""
+        if self.control is None:
+            return None
+        kind, levels = self.control
+        if levels > 1:
+            self.control = (kind, levels - 1)  # the enclosing loop takes the rest
+            return "break"
+        self.control = None
+        return kind
+
+    # ---- command substitution ---------------------------------------------------------------------------
+    def _substitute(self, words: list[shell.Word]):
+        """Runs the command substitutions of ``words``, keeping their output for :meth:`_expand`."""
+        for word in words:
+            for part in word.parts:
+                if part.command is not None and id(part) not in self.substituted:
+                    self.substituted[id(part)] = yield from self._substitution(part.command)
+
+    def _substitution(self, lists: tuple[shell.AndOr, ...]):
+        """``$(...)``: the lists run in a subshell; their standard output, less its trailing newlines, and status."""
+        captured: list[tuple[int, bytes]] = []
+        saved_sink, saved_line = self.sink, self.line
+        self.sink = captured
+        try:
+            status = yield from self._in_subshell(self._lists(list(lists)))
+        finally:
+            self.sink, self.line = saved_sink, saved_line
+        self.sink.extend((fd, chunk) for fd, chunk in captured if fd != 1)  # stderr is the shell's
+        text = b"".join(chunk for fd, chunk in captured if fd == 1).decode(errors="replace")
+        return text.rstrip("\n"), status
 
     # A loop's condition and body run in turn. A turn that left the session as the turn before did, and could
     # not have been answered differently from outside (it asked nothing, or it runs at one instant, as an exec
     # does, and got the same answers), will repeat for ever: that is recorded (``forever``) and the run ends
     # there, rather than spinning.
     def _loop(self, loop: shell.Loop):
+        self.loop_depth += 1
+        try:
+            return (yield from self._loop_turns(loop))
+        finally:
+            self.loop_depth -= 1
+
+    def _loop_turns(self, loop: shell.Loop):
         status = 0
         previous = None
         idle_turns = 0
         while True:
             turn_start = (self._clock(), len(self.inv.output))
             observed = len(self.observations)
-            condition = yield from self._lists(loop.condition)
-            if self.exit_requested is not None or self.forever is not None:
+            condition = yield from self._tested(self._lists(loop.condition))
+            control = self._loop_control()
+            if self.exit_requested is not None or self.forever is not None or control == "break":
                 return condition
-            if (condition == 0) == loop.until:
+            if control is None and (condition == 0) == loop.until:
                 return status
-            status = yield from self._lists(loop.body)
-            if self.exit_requested is not None or self.forever is not None:
-                return status
+            if control is None:
+                status = yield from self._lists(loop.body)
+                control = self._loop_control()
+                if self.exit_requested is not None or self.forever is not None or control == "break":
+                    return status
             answers = tuple(self.observations[observed:])
             yield from self._turn_done(self._clock() - turn_start[0], bool(answers))
             if self._world_may_change() and answers:
@@ -502,12 +684,22 @@ class ShellSession:
         fields: list[str] = []
         current, has_text = "", False
         for part in word.parts:
-            if not part.variable:
+            if not part.expands:
                 current += part.text
                 has_text = has_text or part.quoted or bool(part.text)
                 continue
-            value = {"?": str(self.status), "$": str(self.inv.sandbox.exec_pid)}.get(
-                part.text, self.variables.get(part.text, ""))
+            if part.quoted and part.text == "@" and part.variable:
+                # "$@": each positional parameter a field of its own, the first and last joined to the text around
+                params = self.positional[1:]
+                if not params:
+                    continue
+                current += params[0]
+                for param in params[1:]:
+                    fields.append(current)
+                    current = param
+                has_text = True
+                continue
+            value = self._value(part)
             if part.quoted:
                 current += value
                 has_text = True
@@ -529,6 +721,35 @@ class ShellSession:
         if has_text:
             fields.append(current)
         return fields
+
+    def _expand_unsplit(self, word: shell.Word) -> str:
+        """A word as an assignment's value or a redirection's target sees it: expanded, never split."""
+        return "".join(part.text if not part.expands else self._value(part) for part in word.parts)
+
+    def _value(self, part: shell.Part) -> str:
+        """What a variable, special parameter or command substitution expands to."""
+        if part.command is not None:
+            if id(part) not in self.substituted:
+                # Not run ahead (a word expanded outside a command): at once, reading no input, so never waiting.
+                saved, self.stdin = self.stdin, Stdin()
+                try:
+                    self.substituted[id(part)] = drive(self._substitution(part.command))
+                finally:
+                    self.stdin = saved
+            return self.substituted[id(part)][0]
+        name = part.text
+        if name == "?":
+            return str(self.status)
+        if name == "$":
+            return str(self.inv.sandbox.exec_pid)
+        if name == "#":
+            return str(len(self.positional) - 1)
+        if name in ("@", "*"):
+            return " ".join(self.positional[1:])
+        if name.isdigit():
+            index = int(name)
+            return self.positional[index] if index < len(self.positional) else ""
+        return self.variables.get(name, "")
 
     def _command(self, command: shell.Command, stdin: Stdin, output: list[tuple[int, bytes]]):
         """Runs one simple command once the input it reads is there (see :meth:`_simple_command`)."""
@@ -570,7 +791,7 @@ class ShellSession:
         """Runs one simple command at once, on what of its input has arrived (see :meth:`_command`, which waits
         for it, and which a timed run extends)."""
         inv = self.inv
-        values = {name: " ".join(self._expand(word)) for name, word in command.assignments}
+        values = {name: self._expand_unsplit(word) for name, word in command.assignments}
         argv = [f for word in command.words for f in self._expand(word)]
         if isinstance(stdin, bytes):
             stdin = Stdin(stdin)
@@ -578,15 +799,20 @@ class ShellSession:
         if redirected is None:
             return 2 if inv.name != "bash" else 1
         stdin, sink = redirected
+        if "x" in self.options:  # dash traces words as they are, BusyBox ash quotes them
+            quote = (lambda word: word) if inv.gnu else _quoted
+            trace = [f"{name}={quote(value)}" for name, value in values.items()] + [quote(a) for a in argv]
+            output.append((2, ("+ " + " ".join(trace) + "\n").encode()))
         if not argv:
             self.variables.update(values)
-            return 0
+            # An assignment's status is that of its last command substitution (x=$(false) fails).
+            return next(reversed(self.substituted.values()))[1] if self.substituted else 0
         env = {k: v for k, v in self.variables.items() if k in self.exported}
         env.update(values)
         use = self._stdin_use(argv)
         data = stdin.read_line() if use == "line" else stdin.read() if use is not None else b""
         child = Invocation(argv, data, env, self.cwd, inv.sandbox, sink)
-        builtin = getattr(self, "_builtin_" + argv[0].replace(":", "colon"), None)
+        builtin = getattr(self, "_builtin_" + argv[0].replace(":", "colon").replace("[", "bracket"), None)
         if builtin is not None and "/" not in argv[0]:
             status = builtin(child)
         else:
@@ -620,7 +846,7 @@ class ShellSession:
                   output: list[tuple[int, bytes]]) -> tuple[Stdin, list[tuple[int, bytes]]] | None:
         for redirect in redirects:
             if redirect.op == "<":
-                path = " ".join(self._expand(redirect.target))
+                path = self._expand_unsplit(redirect.target)
                 node = self.inv.sandbox.fs.get(path, self.cwd)
                 if not isinstance(node, File):
                     output.append((2, _shell_message(self.inv, self.line, f"cannot open {path}: No such file"
@@ -629,7 +855,7 @@ class ShellSession:
                     return None
                 stdin = Stdin(node.content)
             elif redirect.op in (">", ">>"):
-                path = " ".join(self._expand(redirect.target))
+                path = self._expand_unsplit(redirect.target)
                 if path == "/dev/null":
                     continue
                 real_dir = self.inv.sandbox.fs.resolve(posixpath.dirname(posixpath.join(self.cwd, path)) or "/")
@@ -648,7 +874,7 @@ class ShellSession:
             if redirect.op == ">&":
                 route[redirect.fd] = route[redirect.target]
             elif redirect.op in (">", ">>"):
-                path = " ".join(self._expand(redirect.target))
+                path = self._expand_unsplit(redirect.target)
                 route[redirect.fd] = ("null", 0) if path == "/dev/null" else ("file", (path, redirect.op))
         files: dict[str, bytes] = {}
         for fd, chunk in sink:
@@ -661,7 +887,7 @@ class ShellSession:
         fs = self.inv.sandbox.fs
         for redirect in redirects:
             if redirect.op in (">", ">>"):
-                path = " ".join(self._expand(redirect.target))
+                path = self._expand_unsplit(redirect.target)
                 if path == "/dev/null":
                     continue
                 previous = fs.get(path, self.cwd)
@@ -730,6 +956,82 @@ class ShellSession:
             for i, name in enumerate(names):
                 self.variables[name] = fields[i].strip() if i < len(fields) else ""
         return 0 if line.endswith("\n") else 1
+
+    def _builtin_break(self, inv: Invocation) -> int:
+        return self._control("break", inv)
+
+    def _builtin_continue(self, inv: Invocation) -> int:
+        return self._control("continue", inv)
+
+    def _control(self, kind: str, inv: Invocation) -> int:
+        """``break [N]`` / ``continue [N]``: N enclosing loops (all of them if fewer); outside a loop, nothing."""
+        count = inv.argv[1] if len(inv.argv) > 1 else "1"
+        if not count.isdigit() or int(count) < 1:
+            bash = self.inv.name == "bash"
+            inv.err(_shell_message(self.inv, self.line, f"{kind}: Illegal number: {count}" if not bash
+                                   else f"{kind}: {count}: loop count out of range" if count.lstrip("-").isdigit()
+                                   else f"{kind}: {count}: numeric argument required"))
+            if bash:
+                return 1
+            self.exit_requested = 2  # an error in a special builtin ends a POSIX shell
+            return 2
+        if self.loop_depth:
+            self.control = (kind, min(int(count), self.loop_depth))
+        return 0
+
+    def _builtin_test(self, inv: Invocation) -> int:
+        return self._test(inv, inv.argv[1:])
+
+    def _builtin_bracket(self, inv: Invocation) -> int:
+        if inv.argv[-1] != "]":
+            inv.err(self._builtin_error("[", "missing ]"))
+            return 2
+        return self._test(inv, inv.argv[1:-1])
+
+    def _test(self, inv: Invocation, args: list[str]) -> int:
+        try:
+            return 0 if conditions.evaluate(args, self.inv.sandbox.fs, self.cwd) else 1
+        except conditions.TestError as exc:
+            inv.err(self._builtin_error(inv.argv[0], exc.dash) if inv.gnu or self.inv.name == "bash"
+                    else _shell_message(self.inv, self.line, exc.ash))
+            return 2
+
+    def _builtin_error(self, name: str, text: str) -> str:
+        """A builtin's error: dash ``sh: 1: [: missing ]``, bash ``bash: line 1: [: missing ]``, ash ``sh: missing ]``."""
+        if self.inv.gnu or self.inv.name == "bash":
+            return _shell_message(self.inv, self.line, f"{name}: {text}")
+        return _shell_message(self.inv, self.line, text)
+
+    def _builtin_set(self, inv: Invocation) -> int:
+        """``set [-eux] [+eux] [--] [ARG...]``: options, and the positional parameters when arguments follow."""
+        args = inv.argv[1:]
+        while args and args[0][:1] in "-+" and args[0] not in ("-", "--"):
+            flag = args.pop(0)
+            for letter in flag[1:]:
+                if letter not in "ex":
+                    if letter == "o" or not letter.isalpha():
+                        inv.err(self._builtin_error("set", f"Illegal option {flag}"))
+                        self.exit_requested = 2 if self.inv.name != "bash" else None
+                        return 2
+                    continue  # options the twin's shell does not model (-u, -f, -v, -a, ...) change nothing
+                (self.options.add if flag[0] == "-" else self.options.discard)(letter)
+        if args and args[0] in ("-", "--"):
+            args.pop(0)
+            self.positional[1:] = args
+        elif args:
+            self.positional[1:] = args
+        elif len(inv.argv) == 1:
+            inv.out("".join(f"{k}='{v}'\n" for k, v in sorted(self.variables.items())))
+        return 0
+
+    def _builtin_shift(self, inv: Invocation) -> int:
+        count = int(inv.argv[1]) if len(inv.argv) > 1 and inv.argv[1].isdigit() else 1
+        if count > len(self.positional) - 1:
+            inv.err(self._builtin_error("shift", f"can't shift that many"))
+            self.exit_requested = 2 if self.inv.name != "bash" else None
+            return 2 if self.inv.name != "bash" else 1
+        del self.positional[1:1 + count]
+        return 0
 
     def _builtin_exit(self, inv: Invocation) -> int:
         code = inv.argv[1] if len(inv.argv) > 1 else str(self.status)

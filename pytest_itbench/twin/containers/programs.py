@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
+from .clock_tools import CLOCK_TOOLS
 from .fs import Directory, File, FileSystem, Link
+from .stream_tools import STREAM_TOOLS
 
 DEBIAN, BUSYBOX, DISTROLESS = "debian", "busybox", "distroless"
 
@@ -544,4 +546,5 @@ def _bad_option(inv: Invocation, program: str, option: str, status: int) -> int:
 PROGRAMS: dict[str, Program] = {
     "cat": cat, "cp": cp, "echo": echo, "env": env, "false": false, "grep": grep, "head": head, "hostname": hostname,
     "ls": ls, "printenv": printenv, "ps": ps, "pwd": pwd, "tail": tail, "tar": tar, "true": true, "wc": wc,
+    **CLOCK_TOOLS, **STREAM_TOOLS,
 }
