@@ -20,7 +20,7 @@ from . import ast
 from .ast import Cardinality, ValueType
 from .errors import EvaluationError
 from .numeric import div, mod, power
-from .steps import DUPLICATE_LABELSET, Slot, StepSeries, has_values, merge_by_labels
+from .steps import DUPLICATE_LABELSET, Slot, StepSeries, drop_metric_name, has_values, merge_by_labels
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
@@ -65,7 +65,7 @@ def _vector_scalar(node: ast.Binary, series: list[StepSeries], scalars: list[flo
                 values = [fn(x, v) if v is not None else None for v, x in zip(s.values, scalars)]
             else:
                 values = [fn(v, x) if v is not None else None for v, x in zip(s.values, scalars)]
-            out.append(StepSeries(lbl.without_name(s.labels), values))
+            out.append(StepSeries(drop_metric_name(s.labels), values))
         return merge_by_labels(out)
     cmp = COMPARISON[node.op]
     for s in series:
@@ -74,7 +74,7 @@ def _vector_scalar(node: ast.Binary, series: list[StepSeries], scalars: list[flo
         else:
             kept = [None if v is None else cmp(v, x) for v, x in zip(s.values, scalars)]
         if node.return_bool:
-            out.append(StepSeries(lbl.without_name(s.labels),
+            out.append(StepSeries(drop_metric_name(s.labels),
                                   [None if k is None else (1.0 if k else 0.0) for k in kept]))
         else:
             values = [v if k else None for v, k in zip(s.values, kept)]  # the vector's sample, whichever side
@@ -134,7 +134,7 @@ def _result_labels(many: Labels, one: Labels, node: ast.Binary) -> Labels:
     m = node.matching
     labels = many
     if node.return_bool or node.op in ARITHMETIC:
-        labels = lbl.without_name(labels)
+        labels = drop_metric_name(labels)
     if m.card is Cardinality.ONE_TO_ONE:
         labels = lbl.keep(labels, m.labels) if m.on else lbl.drop(labels, m.labels)
     for name in m.include:  # group_left/group_right(...) labels come from the "one" side

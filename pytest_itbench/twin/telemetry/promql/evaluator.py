@@ -19,7 +19,8 @@ from .binary import binary
 from .errors import EvaluationError, QueryTimeout
 from .functions import FUNCTIONS
 from .range_functions import Geometry, SeriesFunction, Window, geometry
-from .steps import Annotations, RangeSamples, StepSeries, has_values, merge_by_labels, require_unique_labels
+from .steps import (Annotations, RangeSamples, StepSeries, drop_metric_name, has_values, merge_by_labels,
+                    require_unique_labels)
 
 Scalars = list[float]
 StepValue = Union[Scalars, list[StepSeries], str]
@@ -93,7 +94,7 @@ class Evaluator:
         value = self.eval(node.expr)
         if node.expr.type is ast.ValueType.SCALAR:
             return [-v for v in value]  # type: ignore[union-attr]
-        return merge_by_labels([StepSeries(lbl.without_name(s.labels),
+        return merge_by_labels([StepSeries(drop_metric_name(s.labels),
                                            [-v if v is not None else None for v in s.values])
                                 for s in value])  # type: ignore[union-attr]
 
@@ -198,7 +199,7 @@ class Evaluator:
         windows = self.range_windows(source, params)
         samples = self.range_samples(source, min(w.start for w in windows), max(w.end for w in windows))
         # The loop below runs once per series (thousands in a rule evaluation), so it is kept lean:
-        # has_values, lbl.without_name and the counter-name check are written out in it.
+        # has_values, drop_metric_name's common case and the counter-name check are written out in it.
         shared: dict[range, Geometry] = {}
         out: list[StepSeries] = []
         checked_names: set[str] = set()
@@ -224,7 +225,12 @@ class Evaluator:
                 continue
             labels = s.labels
             named = labels and labels[0][0] == lbl.METRIC_NAME
-            out.append(StepSeries(labels[1:] if named and not keep_name else labels, values))
+            if keep_name:
+                out.append(StepSeries(labels, values))
+            elif named and (len(labels) == 1 or labels[1][0] > "__unit__"):  # drop_metric_name's common case
+                out.append(StepSeries(labels[1:], values))
+            else:
+                out.append(StepSeries(drop_metric_name(labels), values))
             if expects_counter and (labels[0][1] if named else lbl.get(labels, lbl.METRIC_NAME)) not in checked_names:
                 self._check_counter_name(labels, checked_names)
         require_unique_labels(out)

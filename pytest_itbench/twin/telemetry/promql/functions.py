@@ -17,7 +17,7 @@ from .histogram_functions import histogram_fraction, histogram_quantile, native_
 from .label_functions import label_join, label_replace
 from .math_functions import DATE, UNARY, Unary, clamp, round_to
 from .numeric import INF, NAN
-from .steps import Slot, StepSeries, has_values, merge_by_labels
+from .steps import Slot, StepSeries, drop_metric_name, has_values, merge_by_labels
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator, StepValue
@@ -40,7 +40,7 @@ def _per_sample(fn: Callable[..., Slot]) -> Implementation:
             else:
                 values = [None if v is None else fn(v) for v in s.values]
             if has_values(values):
-                out.append(StepSeries(lbl.without_name(s.labels), values))
+                out.append(StepSeries(drop_metric_name(s.labels), values))
         return merge_by_labels(out)
 
     return apply
@@ -144,7 +144,7 @@ def _timestamp(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
     else:
         series = [StepSeries(s.labels, [None if v is None else t / 1000 for v, t in zip(s.values, ev.times)])
                   for s in ev.vector(arg)]
-    return merge_by_labels([StepSeries(lbl.without_name(s.labels), s.values) for s in series])
+    return merge_by_labels([StepSeries(drop_metric_name(s.labels), s.values) for s in series])
 
 
 def _sort(descending: bool) -> Implementation:

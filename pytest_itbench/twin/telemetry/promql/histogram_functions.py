@@ -16,7 +16,7 @@ from .. import labels as lbl
 from ..labels import Labels
 from . import ast
 from .numeric import bucket_fraction, bucket_quantile
-from .steps import Slot, StepSeries, has_values, merge_by_labels
+from .steps import Slot, StepSeries, drop_metric_name, has_values, merge_by_labels
 from .values import format_g
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def _per_step(ev: "Evaluator", series: list[StepSeries], params: list[list[float
             present = [(upper, s.values[step]) for upper, s in buckets if s.values[step] is not None]
             values.append(compute(present, tuple(p[step] for p in params)) if present else None)
         if has_values(values):
-            out.append(StepSeries(lbl.without_name(key), values))
+            out.append(StepSeries(drop_metric_name(key), values))
     return merge_by_labels(out)
 
 

@@ -19,6 +19,23 @@ from .errors import EvaluationError
 
 Slot = Optional[float]
 
+METADATA_LABELS = frozenset(("__name__", "__type__", "__unit__"))  # Prometheus' schema.IsMetadataLabel
+
+
+def drop_metric_name(labels: Labels) -> Labels:
+    """``labels`` without the metric name and the ``__type__``/``__unit__`` labels that describe it, as
+    Prometheus' ``DropReserved(schema.IsMetadataLabel)`` drops them where a function or operator drops the
+    name. Label sets are sorted, so a metric name that is not first (``__address__`` sorts before it) is
+    still found; the common case, a leading name and no type or unit, is a slice."""
+    if labels and labels[0][0] == "__name__" and (len(labels) == 1 or labels[1][0] > "__unit__"):
+        return labels[1:]
+    for name, _ in labels:
+        if name > "__unit__":  # past every metadata label
+            return labels
+        if name in METADATA_LABELS:
+            return tuple([pair for pair in labels if pair[0] not in METADATA_LABELS])
+    return labels
+
 
 @dataclass(slots=True)
 class StepSeries:
