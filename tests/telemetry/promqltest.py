@@ -137,6 +137,7 @@ class Load:
     series: list[tuple[lbl.Labels, list[Optional[float]]]]
     unsupported: str = ""  # lenient parsing only: a load command the harness does not know
     dropped: int = 0  # lenient parsing only: series lines it could not load (native histograms) and left out
+    dropped_names: set[str] = field(default_factory=set)  # their metric names ("" when a line's name is unknown)
 
 
 @dataclass
@@ -172,8 +173,14 @@ class Eval:
 
     @property
     def partial_load(self) -> bool:
-        """Lenient parsing left series out of this case's store."""
-        return any(load.dropped for load in self.loads)
+        """Lenient parsing left out of this case's store series that its query may select: a query naming one
+        of their metrics, or selecting by ``__name__`` or by labels alone, cannot be judged on what is left."""
+        names = set().union(*(load.dropped_names for load in self.loads)) if self.loads else set()
+        if not names:
+            return False
+        if "" in names or "__name__" in self.query or re.search(r"(?:^|[^\w\s])\s*\{", self.query):
+            return True
+        return any(re.search(rf"(?<![\w:]){re.escape(name)}(?![\w:])", self.query) for name in names)
 
     @property
     def id(self) -> str:
@@ -222,6 +229,7 @@ def parse_script(path: Path, lenient: bool = False) -> list[Eval]:
                     if not lenient:
                         raise
                     load.dropped += 1
+                    load.dropped_names.add(_metric_name_of(lines[i].strip()))
                 i += 1
             loads = [*loads, load]
             continue
@@ -234,6 +242,9 @@ def parse_script(path: Path, lenient: bool = False) -> list[Eval]:
         case.segment, case.loads = segment, loads
         case.unsupported = case.unsupported or next((load.unsupported for load in loads if load.unsupported), "")
         while i < len(lines) and lines[i].strip() and (lines[i][:1].isspace() or lines[i].startswith("expect")):
+            if lines[i].strip().startswith("#"):  # a comment inside a case's body, as promqltest allows
+                i += 1
+                continue
             try:
                 _eval_body_line(case, lines[i].strip())
             except (ValueError, ScriptError) as exc:
@@ -243,6 +254,11 @@ def parse_script(path: Path, lenient: bool = False) -> list[Eval]:
             i += 1
         evals.append(case)
     return evals
+
+
+def _metric_name_of(line: str) -> str:
+    m = re.match(r"[a-zA-Z_:][a-zA-Z0-9_:]*", line)
+    return m.group(0) if m else ""
 
 
 def _eval_header(path: str, line: int, text: str) -> Eval:

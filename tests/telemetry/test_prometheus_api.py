@@ -140,10 +140,10 @@ def test_limit_truncates_with_a_warning(api):
 def test_annotations_are_warnings_and_infos(api):
     _, body = api.get("/api/v1/query", query="rate(temperature[5m])")
     assert body["infos"] == ['PromQL info: metric might not be a counter, name does not end in '
-                             '_total/_sum/_count/_bucket: "temperature"']
+                             '_total/_sum/_count/_bucket: "temperature" (1:6)']
     assert "warnings" not in body
     _, body = api.get("/api/v1/query", query="quantile(2, up)")
-    assert body["warnings"] == ["PromQL warning: quantile value should be between 0 and 1, got 2"]
+    assert body["warnings"] == ["PromQL warning: quantile value should be between 0 and 1, got 2 (1:10)"]
 
 
 # ---- /api/v1/query_range --------------------------------------------------------------------------------

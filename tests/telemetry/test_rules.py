@@ -60,6 +60,14 @@ def test_pending_then_firing_after_for_then_resolved():
     assert h.query("ALERTS").samples == []
 
 
+def test_an_alert_drops_the_metric_name_even_when_a_label_sorts_before_it():
+    h = RuleHarness(ERRORS)
+    h.set(2.0, __name__="errors", __address__="10.0.0.7:8080", service="cart")
+    h.warp(20)
+    [alert] = h.rule("HighErrorRate").alerts
+    assert "__name__" not in alert.labels and alert.labels["__address__"] == "10.0.0.7:8080"
+
+
 def test_a_pending_alert_that_clears_is_dropped_without_firing():
     h = RuleHarness(ERRORS)
     h.set(1.0, __name__="errors", service="cart")

@@ -41,8 +41,11 @@ def to_dict(labels: Labels) -> dict[str, str]:
 
 
 def without_name(labels: Labels) -> Labels:
+    """``labels`` without ``__name__``, wherever it sorts (``__address__`` comes before it)."""
     if labels and labels[0][0] == METRIC_NAME:
         return labels[1:]
+    if any(name == METRIC_NAME for name, _ in labels):
+        return tuple(pair for pair in labels if pair[0] != METRIC_NAME)
     return labels
 
 
@@ -158,7 +161,73 @@ def _re2_to_python(pattern: str) -> str:
             raise re.error(f"unsupported negated POSIX class in {pattern!r}")
         return _POSIX_CLASSES[m.group(2)]
 
-    return _POSIX_CLASS.sub(posix, pattern).replace("\\z", "\\Z")
+    return _scope_inline_flags(_POSIX_CLASS.sub(posix, pattern).replace("\\z", "\\Z"))
+
+
+_INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z]*(?:-[a-zA-Z]*)?)\)")
+
+
+def _scope_inline_flags(pattern: str) -> str:
+    """RE2's ``(?i)`` anywhere sets flags up to the end of the enclosing group; Python takes such flags only
+    at the very start. Each becomes a scoped ``(?i:…)`` closed where the group (or an alternative of it)
+    ends: ``((?i)PRO).*`` -> ``((?i:PRO)).*``, ``a(?i)b|c`` -> ``a(?i:b)|(?i:c)``."""
+    if "(?" not in pattern:
+        return pattern
+    out: list[str] = []
+    levels: list[list[str]] = [[]]  # per open group: the flags opened in it so far
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+        elif ch == "[":
+            end = _class_end(pattern, i)
+            out.append(pattern[i:end])
+            i = end
+        elif ch == "(" and (m := _INLINE_FLAGS.match(pattern, i)):
+            flags = m.group(1)
+            if "U" in flags:
+                raise re.error(f"the ungreedy flag (?U) is not supported in {pattern!r}")
+            out.append(f"(?{flags}:")
+            levels[-1].append(flags)
+            i = m.end()
+        elif ch == "(":
+            levels.append([])
+            out.append("(")
+            i += 1
+        elif ch == ")":
+            out.append(")" * len(levels.pop() if len(levels) > 1 else []) + ")")
+            i += 1
+        elif ch == "|":
+            opened = levels[-1]
+            out.append(")" * len(opened) + "|" + "".join(f"(?{flags}:" for flags in opened))
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    out.append(")" * len(levels[0]))
+    return "".join(out)
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index after the character class that opens at ``i`` (``]`` first in a class is a literal)."""
+    j = i + 1
+    if j < len(pattern) and pattern[j] == "^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 2
+        elif pattern[j] == "[" and pattern.startswith("[:", j):
+            close = pattern.find(":]", j + 2)
+            j = close + 2 if close >= 0 else j + 1
+        elif pattern[j] == "]":
+            return j + 1
+        else:
+            j += 1
+    return len(pattern)  # unterminated: left for re to report
 
 
 @functools.lru_cache(maxsize=4096)

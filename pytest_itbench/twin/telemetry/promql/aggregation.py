@@ -113,7 +113,7 @@ def aggregate(ev: "Evaluator", node: ast.Aggregate) -> list[StepSeries]:
     if node.op in ("topk", "bottomk"):
         return _top_or_bottom(ev, node, param, series)  # type: ignore[arg-type]
     if node.op == "quantile":
-        _check_quantiles(ev, param)  # type: ignore[arg-type]
+        _check_quantiles(ev, param, node.param.pos)  # type: ignore[arg-type,union-attr]
     combine = _COMBINE[node.op]
     key = grouping_function(node.grouping, node.without)
     groups: dict[Labels, list[list[Slot]]] = {}
@@ -133,15 +133,15 @@ def aggregate(ev: "Evaluator", node: ast.Aggregate) -> list[StepSeries]:
     return out
 
 
-def _check_quantiles(ev: "Evaluator", qs: list[float]) -> None:
+def _check_quantiles(ev: "Evaluator", qs: list[float], pos: int | None) -> None:
     # As Prometheus: a NaN parameter makes its maximum and minimum NaN, so only NaN is reported.
     if any(q != q for q in qs):
-        ev.annotations.warn("quantile value should be between 0 and 1, got NaN")
+        ev.annotations.warn("quantile value should be between 0 and 1, got NaN", pos)
         return
     if max(qs) > 1:
-        ev.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(max(qs))}")
+        ev.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(max(qs))}", pos)
     if min(qs) < 0:
-        ev.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(min(qs))}")
+        ev.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(min(qs))}", pos)
 
 
 def _top_or_bottom(ev: "Evaluator", node: ast.Aggregate, ks: list[float],

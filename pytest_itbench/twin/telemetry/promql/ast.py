@@ -3,12 +3,14 @@
 ``parse.py`` builds it from promql-parser's tree, resolving what the parser
 leaves loose (metric name vs ``__name__`` matcher, durations, ``@``), so the
 evaluator works on plain Python objects with a value type on every node.
+``pos`` is where a node starts in the query (a character offset, None when
+unknown), for the position annotations carry; it takes no part in equality.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 from ..labels import Matcher
@@ -44,12 +46,14 @@ class At:
 @dataclass(frozen=True)
 class NumberLiteral:
     value: float
+    pos: int | None = field(default=None, compare=False)
     type = ValueType.SCALAR
 
 
 @dataclass(frozen=True)
 class StringLiteral:
     value: str
+    pos: int | None = field(default=None, compare=False)
     type = ValueType.STRING
 
 
@@ -59,6 +63,7 @@ class VectorSelector:
     matchers: tuple[Matcher, ...]  # includes __name__="<name>" when the name is given
     offset_ms: int = 0
     at: At | None = None
+    pos: int | None = field(default=None, compare=False)
     type = ValueType.VECTOR
 
 
@@ -66,6 +71,7 @@ class VectorSelector:
 class MatrixSelector:
     selector: VectorSelector
     range_ms: int
+    pos: int | None = field(default=None, compare=False)
     type = ValueType.MATRIX
 
 
@@ -76,6 +82,7 @@ class Subquery:
     step_ms: int  # 0: the engine's default subquery step
     offset_ms: int = 0
     at: At | None = None
+    pos: int | None = field(default=None, compare=False)
     type = ValueType.MATRIX
 
 
@@ -83,6 +90,7 @@ class Subquery:
 class Call:
     func: "FunctionSignature"
     args: tuple["Expr", ...]
+    pos: int | None = field(default=None, compare=False)
 
     @property
     def type(self) -> ValueType:
@@ -96,6 +104,7 @@ class Aggregate:
     param: "Expr | None"
     grouping: tuple[str, ...]
     without: bool
+    pos: int | None = field(default=None, compare=False)
     type = ValueType.VECTOR
 
 
@@ -121,6 +130,7 @@ class Binary:
     rhs: "Expr"
     return_bool: bool
     matching: VectorMatching | None  # None unless both sides are instant vectors
+    pos: int | None = field(default=None, compare=False)
 
     @property
     def type(self) -> ValueType:
@@ -132,6 +142,7 @@ class Binary:
 @dataclass(frozen=True)
 class Negation:
     expr: "Expr"
+    pos: int | None = field(default=None, compare=False)
 
     @property
     def type(self) -> ValueType:

@@ -46,7 +46,7 @@ class Engine:
                       abort: Optional[Callable[[], bool]] = None) -> QueryResult:
         expr = parse(query)
         t = to_millis(time)
-        annotations = Annotations()
+        annotations = Annotations(query)
         ev = self._evaluator(range(t, t + 1), t, t, lookback_delta, annotations, abort)
         if expr.type is ValueType.MATRIX:
             assert isinstance(expr, (ast.MatrixSelector, ast.Subquery))
@@ -76,7 +76,7 @@ class Engine:
                                "Try a positive integer")
         if end_ms < start_ms:
             return QueryResult(Matrix([]))
-        annotations = Annotations()
+        annotations = Annotations(query)
         ev = self._evaluator(range(start_ms, end_ms + 1, step_ms), start_ms, end_ms, lookback_delta, annotations,
                              abort)
         result = ev.eval(expr)

@@ -178,12 +178,13 @@ class Evaluator:
         return out
 
     def range_windows(self, node: ast.MatrixSelector | ast.Subquery,
-                      params: Sequence[Scalars] = ()) -> list[Window]:
+                      params: Sequence[Scalars] = (), first_arg_pos: int | None = None) -> list[Window]:
         selector_at = node.selector.at if isinstance(node, ast.MatrixSelector) else node.at
         offset = node.selector.offset_ms if isinstance(node, ast.MatrixSelector) else node.offset_ms
         range_ms = node.range_ms
         ends = self.eval_times(selector_at, offset)
-        return [Window(end - range_ms, end, t, range_ms / 1000, tuple(p[k] for p in params), self.annotations)
+        return [Window(end - range_ms, end, t, range_ms / 1000, tuple(p[k] for p in params), self.annotations,
+                       first_arg_pos)
                 for k, (end, t) in enumerate(zip(ends, self.times))]
 
     def over_range(self, call: ast.Call, fn: SeriesFunction, keep_name: bool = False,
@@ -196,7 +197,7 @@ class Evaluator:
         index = next(i for i, a in enumerate(call.args) if a.type is ast.ValueType.MATRIX)
         source = call.args[index]
         params = [self.scalars(a) for i, a in enumerate(call.args) if i != index]
-        windows = self.range_windows(source, params)
+        windows = self.range_windows(source, params, call.args[0].pos)
         samples = self.range_samples(source, min(w.start for w in windows), max(w.end for w in windows))
         # The loop below runs once per series (thousands in a rule evaluation), so it is kept lean:
         # has_values, drop_metric_name's common case and the counter-name check are written out in it.
@@ -232,18 +233,18 @@ class Evaluator:
             else:
                 out.append(StepSeries(drop_metric_name(labels), values))
             if expects_counter and (labels[0][1] if named else lbl.get(labels, lbl.METRIC_NAME)) not in checked_names:
-                self._check_counter_name(labels, checked_names)
+                self._check_counter_name(labels, checked_names, call.args[0].pos)
         require_unique_labels(out)
         return out
 
-    def _check_counter_name(self, labels: Labels, checked: set[str]) -> None:
+    def _check_counter_name(self, labels: Labels, checked: set[str], pos: int | None) -> None:
         name = lbl.get(labels, lbl.METRIC_NAME)
         if name in checked:
             return
         checked.add(name)
         if name and not name.endswith(_COUNTER_SUFFIXES):
             self.annotations.info(
-                f'metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "{name}"')
+                f'metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "{name}"', pos)
 
     def matrix(self, node: ast.MatrixSelector | ast.Subquery) -> list[RangeSamples]:
         """A range vector evaluated at the (single) step: the result of an instant query for ``x[5m]``."""

@@ -151,7 +151,8 @@ def _sort(descending: bool) -> Implementation:
     def apply(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
         series = ev.vector(call.args[0])
         if ev.n != 1:
-            ev.annotations.warn("sort is ineffective for range queries since results are always ordered by labels")
+            ev.annotations.warn("sort is ineffective for range queries since results are always ordered by labels",
+                                call.pos)
             return series
 
         def key(s: StepSeries) -> tuple[bool, float]:

@@ -10,6 +10,8 @@ for float samples.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
 
 from .. import labels as lbl
@@ -26,6 +28,33 @@ _MONOTONICITY = ("input to histogram_quantile needed to be fixed for monotonicit
                  "(see https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile)")
 
 
+@dataclass(frozen=True)
+class ForcedMonotonicity:
+    """What Prometheus' monotonicity info reports: over which steps and buckets counts were raised, by how
+    much at most, and how often (its ``histogramQuantileForcedMonotonicityErr``)."""
+
+    min_ts: int
+    max_ts: int
+    min_bucket: float
+    max_bucket: float
+    max_diff: float
+    count: int = 0  # further occurrences merged into this one
+
+    def merge(self, later: "ForcedMonotonicity") -> "ForcedMonotonicity":
+        return ForcedMonotonicity(min(self.min_ts, later.min_ts), max(self.max_ts, later.max_ts),
+                                  min(self.min_bucket, later.min_bucket), max(self.max_bucket, later.max_bucket),
+                                  max(self.max_diff, later.max_diff), self.count + later.count + 1)
+
+    def text(self) -> str:
+        return (f"from buckets {format_g(self.min_bucket)} to {format_g(self.max_bucket)}, with a max diff of "
+                f"{'%.2g' % self.max_diff}, over {self.count + 1} samples from {_rfc3339(self.min_ts)} to "
+                f"{_rfc3339(self.max_ts)}")
+
+
+def _rfc3339(t_ms: int) -> str:
+    return datetime.fromtimestamp(int(t_ms / 1000), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _parse_le(text: str) -> float | None:
     if "_" in text:  # Python's float() accepts digit separators, Go's ParseFloat does not here
         return None
@@ -35,26 +64,30 @@ def _parse_le(text: str) -> float | None:
         return None
 
 
-def _by_histogram(ev: "Evaluator", series: list[StepSeries]) -> dict[Labels, list[tuple[float, StepSeries]]]:
+def _by_histogram(ev: "Evaluator", series: list[StepSeries],
+                  pos: int | None) -> dict[Labels, list[tuple[float, StepSeries]]]:
     groups: dict[Labels, list[tuple[float, StepSeries]]] = {}
     for s in series:
         le_text = lbl.get(s.labels, lbl.BUCKET_LABEL)
         upper = _parse_le(le_text)
         if upper is None:
-            ev.annotations.warn(f'bucket label "le" is missing or has a malformed value of {lbl.go_quote(le_text)}')
+            # Prometheus names the metric here only with delayed name removal, a flag the twin leaves off.
+            ev.annotations.warn(f'bucket label "le" is missing or has a malformed value of {lbl.go_quote(le_text)}',
+                                pos)
             continue
         groups.setdefault(lbl.drop(s.labels, (lbl.BUCKET_LABEL,)), []).append((upper, s))
     return groups
 
 
 def _per_step(ev: "Evaluator", series: list[StepSeries], params: list[list[float]],
-              compute: Callable[[list[tuple[float, float]], tuple[float, ...]], Slot]) -> list[StepSeries]:
+              compute: Callable[[list[tuple[float, float]], tuple[float, ...], int], Slot],
+              pos: int | None) -> list[StepSeries]:
     out: list[StepSeries] = []
-    for key, buckets in _by_histogram(ev, series).items():
+    for key, buckets in _by_histogram(ev, series, pos).items():
         values: list[Slot] = []
         for step in range(ev.n):
             present = [(upper, s.values[step]) for upper, s in buckets if s.values[step] is not None]
-            values.append(compute(present, tuple(p[step] for p in params)) if present else None)
+            values.append(compute(present, tuple(p[step] for p in params), ev.times[step]) if present else None)
         if has_values(values):
             out.append(StepSeries(drop_metric_name(key), values))
     return merge_by_labels(out)
@@ -65,21 +98,22 @@ def histogram_quantile(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
     series = ev.vector(call.args[1])
     for q in dict.fromkeys(qs):
         if q != q or q < 0 or q > 1:
-            ev.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(q)}")
+            ev.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(q)}", call.args[0].pos)
 
-    def compute(buckets: list[tuple[float, float]], params: tuple[float, ...]) -> float:
+    def compute(buckets: list[tuple[float, float]], params: tuple[float, ...], t_ms: int) -> float:
         value, forced = bucket_quantile(params[0], buckets)
-        if forced:
-            ev.annotations.info(_MONOTONICITY)
+        if forced is not None:
+            ev.annotations.info(_MONOTONICITY, call.args[1].pos, ForcedMonotonicity(t_ms, t_ms, *forced))
         return value
 
-    return _per_step(ev, series, [qs], compute)
+    return _per_step(ev, series, [qs], compute, call.args[1].pos)
 
 
 def histogram_fraction(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
     lower, upper = ev.scalars(call.args[0]), ev.scalars(call.args[1])
     series = ev.vector(call.args[2])
-    return _per_step(ev, series, [lower, upper], lambda buckets, p: bucket_fraction(p[0], p[1], buckets))
+    return _per_step(ev, series, [lower, upper], lambda buckets, p, t_ms: bucket_fraction(p[0], p[1], buckets),
+                     call.args[2].pos)
 
 
 def native_only(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from .. import labels as lbl
 from ..labels import compile_anchored
 from . import ast
+from .byte_escapes import printable, valid_utf8
 from .errors import EvaluationError
 from .steps import StepSeries, merge_by_labels
 
@@ -20,14 +21,19 @@ def _string_arg(node: ast.Expr) -> str:
     return node.value
 
 
+def _valid_label_name(name: str) -> bool:
+    # Prometheus 3 validates names by its UTF-8 scheme: any non-empty valid UTF-8 string.
+    return name != "" and valid_utf8(name)
+
+
 def label_replace(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
     dst, replacement, src, pattern = (_string_arg(a) for a in call.args[1:])
     try:
         regex = compile_anchored(pattern)
     except re.error:
         raise EvaluationError(f"invalid regular expression in label_replace(): {pattern}") from None
-    if dst == "":
-        raise EvaluationError(f"invalid destination label name in label_replace(): {dst}")
+    if not _valid_label_name(dst):
+        raise EvaluationError(f"invalid destination label name in label_replace(): {printable(dst)}")
     out: list[StepSeries] = []
     for s in ev.vector(call.args[0]):
         match = regex.fullmatch(lbl.get(s.labels, src))
@@ -41,10 +47,10 @@ def label_replace(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
 def label_join(ev: "Evaluator", call: ast.Call) -> list[StepSeries]:
     dst, separator, *sources = (_string_arg(a) for a in call.args[1:])
     for src in sources:
-        if src == "":
-            raise EvaluationError(f"invalid source label name in label_join(): {src}")
-    if dst == "":
-        raise EvaluationError(f"invalid destination label name in label_join(): {dst}")
+        if not _valid_label_name(src):
+            raise EvaluationError(f"invalid source label name in label_join(): {printable(src)}")
+    if not _valid_label_name(dst):
+        raise EvaluationError(f"invalid destination label name in label_join(): {printable(dst)}")
     out = [StepSeries(lbl.with_label(s.labels, dst, separator.join(lbl.get(s.labels, src) for src in sources)),
                       s.values)
            for s in ev.vector(call.args[0])]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Sequence
+from typing import Optional, Sequence
 
 INF = math.inf
 NAN = math.nan
@@ -116,20 +116,24 @@ def _prepare_buckets(buckets: list[tuple[float, float]]) -> list[list[float]] | 
     return merged
 
 
-def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> tuple[float, bool]:
+Forced = Optional[tuple[float, float, float]]  # the lowest and highest bucket raised, the largest raise
+
+
+def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> tuple[float, Forced]:
     """histogram_quantile over classic buckets (upper bound, cumulative count).
 
-    Returns the quantile and whether bucket counts had to be made monotonic.
+    Returns the quantile and, when bucket counts had to be made monotonic, what was raised (the figures
+    Prometheus' monotonicity info reports), else None.
     """
     if q != q:
-        return NAN, False
+        return NAN, None
     if q < 0:
-        return -INF, False
+        return -INF, None
     if q > 1:
-        return INF, False
+        return INF, None
     merged = _prepare_buckets(buckets)
     if merged is None:
-        return NAN, False
+        return NAN, None
     forced = _make_monotonic(merged)
     if len(merged) < 2:
         return NAN, forced
@@ -153,9 +157,10 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> tuple[float
     return bucket_start + (bucket_end - bucket_start) * (rank / count), forced
 
 
-def _make_monotonic(buckets: list[list[float]]) -> bool:
+def _make_monotonic(buckets: list[list[float]]) -> Forced:
     """Raise counts that fall below their predecessor; counts within tolerance become equal."""
     forced = False
+    lowest, highest, largest = INF, -INF, 0.0
     prev = buckets[0][1]
     for bucket in buckets[1:]:
         curr = bucket[1]
@@ -167,9 +172,10 @@ def _make_monotonic(buckets: list[list[float]]) -> bool:
         if curr < prev:
             bucket[1] = prev
             forced = True
+            lowest, highest, largest = min(lowest, bucket[0]), max(highest, bucket[0]), max(largest, prev - curr)
             continue
         prev = curr
-    return forced
+    return (lowest, highest, largest) if forced else None
 
 
 def bucket_fraction(lower: float, upper: float, buckets: list[tuple[float, float]]) -> float:

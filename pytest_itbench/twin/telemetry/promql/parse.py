@@ -11,6 +11,7 @@ the port's wording differs from Prometheus' (``range vector`` rather than
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import timedelta
 from typing import Callable
@@ -21,7 +22,10 @@ from .. import labels as lbl
 from ..labels import Matcher, MatchType
 from . import ast
 from .ast import ValueType
+from .byte_escapes import restore
+from .byte_escapes import rewrite as rewrite_byte_escapes
 from .errors import ParseError
+from .positions import LostPosition, Span, spans
 from .signatures import AGGREGATION_PARAMS, EXPERIMENTAL_AGGREGATIONS, SIGNATURES
 
 # The port's enums are not hashable: they are looked up by their names.
@@ -35,13 +39,20 @@ _PARSER_TYPES = {"vector": ValueType.VECTOR, "matrix": ValueType.MATRIX, "scalar
                  "string": ValueType.STRING}
 
 
+@functools.lru_cache(maxsize=2048)
 def parse(query: str) -> ast.Expr:
-    """The typed tree of ``query``; raises :class:`ParseError` with Prometheus' wording."""
+    """The typed tree of ``query``; raises :class:`ParseError` with Prometheus' wording.
+
+    Trees are immutable, so a query seen before (a rule at every evaluation) is parsed once."""
     try:
-        tree = pp.parse(query)
+        tree = pp.parse(rewrite_byte_escapes(query))
     except ValueError as exc:
         raise ParseError(prometheus_wording(str(exc))) from None
-    return _convert(tree)
+    try:
+        span: Span | None = spans(query, tree)
+    except LostPosition:
+        span = None  # the query still runs; its annotations go without a position
+    return _convert(tree, span)
 
 
 def parse_selector(text: str) -> tuple[Matcher, ...]:
@@ -122,16 +133,24 @@ def _at(node) -> ast.At | None:
     return ast.At(ast.AtKind.TIME, round(moment.timestamp() * 1000))
 
 
-def _selector(node: pp.VectorSelector) -> ast.VectorSelector:
+def _start(span: Span | None) -> int | None:
+    return None if span is None else span.start
+
+
+def _child(span: Span | None, k: int) -> Span | None:
+    return None if span is None else span.children[k]
+
+
+def _selector(node: pp.VectorSelector, span: Span | None) -> ast.VectorSelector:
     if node.matchers.or_matchers:
         raise ParseError('unexpected "or" in label matching, expected "," or "}"')
     try:
-        matchers = [Matcher(_MATCH_TYPES[str(m.op)], m.name, m.value) for m in node.matchers.matchers]
+        matchers = [Matcher(_MATCH_TYPES[str(m.op)], restore(m.name), restore(m.value)) for m in node.matchers.matchers]
     except re.error as exc:
         raise ParseError(f"error parsing regexp: {exc}") from None
     if node.name:
-        matchers.insert(0, lbl.equal(lbl.METRIC_NAME, node.name))
-    return ast.VectorSelector(node.name, tuple(matchers), _millis(node.offset), _at(node))
+        matchers.insert(0, lbl.equal(lbl.METRIC_NAME, restore(node.name)))
+    return ast.VectorSelector(node.name and restore(node.name), tuple(matchers), _millis(node.offset), _at(node), _start(span))
 
 
 def _expect(node: ast.Expr, want: ValueType, context: str) -> None:
@@ -139,14 +158,14 @@ def _expect(node: ast.Expr, want: ValueType, context: str) -> None:
         raise ParseError(f"expected type {want.documented} in {context}, got {node.type.documented}")
 
 
-def _call(node: pp.Call) -> ast.Call:
+def _call(node: pp.Call, span: Span | None) -> ast.Call:
     name = node.func.name
     sig = SIGNATURES.get(name)
     if sig is None:
         raise ParseError(f'unknown function with name "{name}"')
     if sig.experimental:
         raise ParseError(f'function "{name}" is not enabled')
-    args = tuple(_convert(a) for a in node.args)
+    args = tuple(_convert(a, _child(span, k)) for k, a in enumerate(node.args))
     nargs = len(sig.arg_types)
     if sig.variadic == 0:
         if len(args) != nargs:
@@ -158,29 +177,30 @@ def _call(node: pp.Call) -> ast.Call:
                          f"got {len(args)}")
     for i, arg in enumerate(args):
         _expect(arg, sig.arg_types[min(i, nargs - 1)], f'call to function "{name}"')
-    return ast.Call(sig, args)
+    return ast.Call(sig, args, _start(span))
 
 
-def _aggregate(node: pp.AggregateExpr) -> ast.Aggregate:
+def _aggregate(node: pp.AggregateExpr, span: Span | None) -> ast.Aggregate:
     op = str(node.op)
     if op in EXPERIMENTAL_AGGREGATIONS:
         raise ParseError(f"{op}() is experimental and must be enabled with "
                          "--enable-feature=promql-experimental-functions")
-    expr = _convert(node.expr)
+    has_param = node.param is not None
+    expr = _convert(node.expr, _child(span, 1 if has_param else 0))
     _expect(expr, ValueType.VECTOR, "aggregation expression")
-    param = _convert(node.param) if node.param is not None else None
+    param = _convert(node.param, _child(span, 0)) if has_param else None
     if AGGREGATION_PARAMS[op] is not None:
         _expect(param, AGGREGATION_PARAMS[op], "aggregation parameter")
     modifier = node.modifier
     if modifier is None:
-        return ast.Aggregate(op, expr, param, (), False)
+        return ast.Aggregate(op, expr, param, (), False, _start(span))
     without = modifier.type == pp.AggModifierType.Without
-    return ast.Aggregate(op, expr, param, tuple(modifier.labels), without)
+    return ast.Aggregate(op, expr, param, tuple(modifier.labels), without, _start(span))
 
 
-def _binary(node: pp.BinaryExpr) -> ast.Binary:
+def _binary(node: pp.BinaryExpr, span: Span | None) -> ast.Binary:
     op = str(node.op)
-    lhs, rhs = _convert(node.lhs), _convert(node.rhs)
+    lhs, rhs = _convert(node.lhs, _child(span, 0)), _convert(node.rhs, _child(span, 1))
     modifier = node.modifier
     return_bool = bool(modifier and modifier.return_bool)
     if modifier is not None and (modifier.fill_values.lhs is not None or modifier.fill_values.rhs is not None):
@@ -195,29 +215,32 @@ def _binary(node: pp.BinaryExpr) -> ast.Binary:
         on = spec is not None and spec.type == pp.LabelModifierType.Include
         matching = ast.VectorMatching(card, on, tuple(spec.labels) if spec is not None else (),
                                       tuple((modifier.group_labels or ()) if modifier is not None else ()))
-    return ast.Binary(op, lhs, rhs, return_bool, matching)
+    return ast.Binary(op, lhs, rhs, return_bool, matching, _start(span))
 
 
-def _convert(node) -> ast.Expr:
+def _convert(node, span: Span | None) -> ast.Expr:
     if isinstance(node, pp.ParenExpr):
-        return _convert(node.expr)
+        # The parentheses vanish from the tree; what they hold starts, as in Prometheus, at "(".
+        inner = _child(span, 0)
+        return _convert(node.expr, None if span is None else Span(span.start, inner.children))
+    pos = _start(span)
     if isinstance(node, pp.NumberLiteral):
-        return ast.NumberLiteral(node.val)
+        return ast.NumberLiteral(node.val, pos)
     if isinstance(node, pp.StringLiteral):
-        return ast.StringLiteral(node.val)
+        return ast.StringLiteral(restore(node.val), pos)
     if isinstance(node, pp.VectorSelector):
-        return _selector(node)
+        return _selector(node, span)
     if isinstance(node, pp.MatrixSelector):
-        return ast.MatrixSelector(_selector(node.vector_selector), _millis(node.range))
+        return ast.MatrixSelector(_selector(node.vector_selector, span), _millis(node.range), pos)
     if isinstance(node, pp.SubqueryExpr):
-        return ast.Subquery(_convert(node.expr), _millis(node.range), _millis(node.step), _millis(node.offset),
-                            _at(node))
+        return ast.Subquery(_convert(node.expr, _child(span, 0)), _millis(node.range), _millis(node.step),
+                            _millis(node.offset), _at(node), pos)
     if isinstance(node, pp.Call):
-        return _call(node)
+        return _call(node, span)
     if isinstance(node, pp.AggregateExpr):
-        return _aggregate(node)
+        return _aggregate(node, span)
     if isinstance(node, pp.BinaryExpr):
-        return _binary(node)
+        return _binary(node, span)
     if isinstance(node, pp.UnaryExpr):
-        return ast.Negation(_convert(node.expr))
+        return ast.Negation(_convert(node.expr, _child(span, 0)), pos)
     raise ParseError(f"unsupported expression {type(node).__name__}")

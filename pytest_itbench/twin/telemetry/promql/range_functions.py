@@ -31,6 +31,7 @@ class Window:
     range_s: float
     params: tuple[float, ...]  # the call's scalar arguments at this step
     annotations: Annotations
+    first_arg_pos: int | None = None  # where the call's first argument starts, for annotations about it
 
 
 @dataclass(slots=True)
@@ -239,7 +240,7 @@ def _extreme(greater: bool) -> Kernel:
 def _quantile(s: RangeSamples, lo: int, hi: int, w: Window) -> float:
     q = w.params[0]
     if q != q or q < 0 or q > 1:
-        w.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(q)}")
+        w.annotations.warn(f"quantile value should be between 0 and 1, got {format_g(q)}", w.first_arg_pos)
     return quantile(q, list(s.values[lo:hi]))
 
 

@@ -12,10 +12,11 @@ An instant query is the one-step case.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional, Protocol, Sequence
 
 from ..labels import Labels
 from .errors import EvaluationError
+from .positions import line_col
 
 Slot = Optional[float]
 
@@ -60,16 +61,48 @@ class RangeSamples:
 
 @dataclass
 class Annotations:
-    """Warnings and infos, de-duplicated, in the order raised (Prometheus' annotations)."""
+    """Warnings and infos, in the order first raised (Prometheus' annotations).
 
-    warnings: dict[str, None] = field(default_factory=dict)
-    infos: dict[str, None] = field(default_factory=dict)
+    Each is kept with the offset in ``query`` of the expression it is about, and read out as Prometheus'
+    API writes it, ``message (line:col)``. As in Prometheus, annotations are told apart by their message
+    alone: raised again at another position, an annotation keeps one entry and the last position.
+    """
 
-    def warn(self, message: str) -> None:
-        self.warnings["PromQL warning: " + message] = None
+    query: str = ""
+    _warnings: dict[str, tuple[Optional[int], Optional["Detail"]]] = field(default_factory=dict)
+    _infos: dict[str, tuple[Optional[int], Optional["Detail"]]] = field(default_factory=dict)
 
-    def info(self, message: str) -> None:
-        self.infos["PromQL info: " + message] = None
+    def warn(self, message: str, pos: Optional[int] = None) -> None:
+        self._warnings["PromQL warning: " + message] = (pos, None)
+
+    def info(self, message: str, pos: Optional[int] = None, detail: Optional["Detail"] = None) -> None:
+        """``detail``: figures that accumulate over the occurrences of one info (Prometheus' monotonicity
+        info counts its samples); merged, the info keeps its first position, as Prometheus' does."""
+        key = "PromQL info: " + message
+        earlier = self._infos.get(key)
+        if detail is not None and earlier is not None and earlier[1] is not None:
+            self._infos[key] = (earlier[0], earlier[1].merge(detail))
+        else:
+            self._infos[key] = (pos, detail)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [self._written(m, *entry) for m, entry in self._warnings.items()]
+
+    @property
+    def infos(self) -> list[str]:
+        return [self._written(m, *entry) for m, entry in self._infos.items()]
+
+    def _written(self, message: str, pos: Optional[int], detail: Optional["Detail"]) -> str:
+        if detail is not None:
+            message = f"{message}, {detail.text()}"
+        return message if pos is None or not self.query else f"{message} ({line_col(self.query, pos)})"
+
+
+class Detail(Protocol):
+    def merge(self, later: "Detail") -> "Detail": ...
+
+    def text(self) -> str: ...
 
 
 DUPLICATE_LABELSET = "vector cannot contain metrics with the same labelset"
