@@ -9,6 +9,7 @@ the environment (a failure there is a test *error*); the test body runs the agen
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from .report.jsonl import ResultsFile
 from .report.progress import PhaseProgress
 from .results import ERROR, PASSED
 from .run import WITHOUT, EnvironmentBroken, Options, Trial
-from .scenario import catalog
+from .scenario import catalog, variants
 from .scenario.loader import ScenarioError, load
 from .scenario.schema import COMPLEXITIES, DOMAINS, parse_duration
 
@@ -50,6 +51,9 @@ def pytest_addoption(parser):
     backend_options.add_options(group)  # --itbench-backend and the options of real clusters
     group.addoption("--itbench-runs", type=int, default=1, metavar="N", help="trials per scenario (pass@k up to N)")
     group.addoption("--itbench-seed", type=int, default=0, metavar="N", help="the session's seed (default 0)")
+    group.addoption("--itbench-variant", type=int, default=0, metavar="N",
+                    help="0: the public catalog (default); N > 0: held-out variant N, where each scenario with a "
+                    "movable fault target draws another target (the same for every run of N)")
     group.addoption("--itbench-timeout", metavar="DURATION",
                     help="the agent's time limit for every scenario (seconds, or 90s, 15m), instead of the scenario's")
     group.addoption("--itbench-keep", action="store_true",
@@ -90,6 +94,10 @@ def pytest_configure(config):
     runs = config.getoption("itbench_runs")
     if runs < 1:
         raise pytest.UsageError(f"--itbench-runs must be at least 1, got {runs}")
+    try:
+        variants.check_variant_number(config.getoption("itbench_variant"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--itbench-variant={config.getoption('itbench_variant')}: {exc}") from None
     backend_options.configure(config)  # options checked; with an agent, the backend's preflight too
     timeout = config.getoption("itbench_timeout")
     if timeout is not None:
@@ -150,13 +158,21 @@ class ScenarioFile(pytest.File):
             self.config.stash.setdefault(_BAD_FILES, set()).add(self.nodeid)
             raise self.CollectError(str(exc)) from None
         runs = self.config.getoption("itbench_runs")
+        try:  # a held-out variant: the scenario as its draw makes it (variant 0: unchanged)
+            scenario, drawn = variants.render(scenario, self.config.getoption("itbench_variant"),
+                                              _documents(scenario))
+        except ValueError as exc:
+            self.config.stash.setdefault(_BAD_FILES, set()).add(self.nodeid)
+            raise self.CollectError(f"{self.path}: --itbench-variant={self.config.getoption('itbench_variant')}: "
+                                    f"{exc}") from None
         base = scenario.id if scenario.id.startswith(f"{scenario.domain}-") else f"{scenario.domain}-{scenario.id}"
         for run in range(1, runs + 1):
-            name = base if runs == 1 else f"{base}[run{run}]"
+            marks = ([f"variant{drawn.variant}"] if drawn.variant else []) + ([f"run{run}"] if runs > 1 else [])
+            name = base + (f"[{'-'.join(marks)}]" if marks else "")
             # No originalname: pytest 9 builds a Function's node id from it (plus a callspec, which these
             # items have not), so every run would get the same node id.
             item = ScenarioItem.from_parent(self, name=name, callobj=_play_scenario)
-            item.stash[_SCENARIO] = (scenario, run)
+            item.stash[_SCENARIO] = (scenario, run, drawn.variant)
             for marker in (pytest.mark.itbench, getattr(pytest.mark, scenario.domain),
                            getattr(pytest.mark, scenario.level)):
                 item.add_marker(marker)
@@ -209,6 +225,21 @@ def _check_references(scenario):
             application(scenario.application)
         except (KeyError, ValueError) as exc:
             yield ("application",), str(exc).strip("'\"")
+            return
+    yield from variants.problems(scenario, _documents(scenario))
+
+
+def _documents(scenario) -> tuple[dict, ...] | None:
+    """The application's manifests, which a scenario's movable targets are checked against and drawn from."""
+    if not scenario.application or scenario.variants is None:
+        return None
+    return _manifests(scenario.application)
+
+
+@functools.lru_cache(maxsize=None)
+def _manifests(name: str) -> tuple[dict, ...]:
+    from .apps.catalog import application
+    return tuple(application(name).documents())  # read, never changed
 
 
 class ScenarioItem(pytest.Function):
@@ -245,7 +276,7 @@ def itbench_trial(request, itbench_backend, tmp_path):
     spec = config.getoption("itbench_agent")
     if not spec:
         pytest.skip("no agent to run: pass --itbench-agent=NAME (for example --itbench-agent=oracle)")
-    scenario, run = request.node.stash[_SCENARIO]
+    scenario, run, variant = request.node.stash[_SCENARIO]
     timeout = config.getoption("itbench_timeout")
     options = Options(agent=spec, runs=config.getoption("itbench_runs"), seed=config.getoption("itbench_seed"),
                       timeout=parse_duration(timeout) if timeout else None,
@@ -258,8 +289,8 @@ def itbench_trial(request, itbench_backend, tmp_path):
         return config.hook.pytest_itbench_make_agent(spec=spec, scenario=scenario,
                                                      scenario_dir=str(request.node.path.parent), config=config)
 
-    title = f"{scenario.id}" + (f" run {run}" if options.runs > 1 else "")
-    trial = Trial(scenario=scenario, path=path, run=run, options=options, backend=itbench_backend,
+    title = variants.trial_id(scenario.id, variant) + (f" run {run}" if options.runs > 1 else "")
+    trial = Trial(scenario=scenario, path=path, run=run, variant=variant, options=options, backend=itbench_backend,
                   workdir=str(tmp_path), make_agent=make_agent, evaluate_hook=config.hook.pytest_itbench_evaluate,
                   scenario_dir=str(request.node.path.parent), progress=PhaseProgress(config, title))
     request.node.stash[_TRIAL] = trial

@@ -75,6 +75,12 @@ class TrialResult:
     attachments: list[Attachment] = field(default_factory=list)
     started_at: float | None = None  # wall-clock epoch seconds of the trial's start and end
     finished_at: float | None = None
+    variant: int = 0  # the held-out variant that ran (--itbench-variant; 0: the public catalog, scenario/variants.py)
+
+    @property
+    def trial_id(self) -> str:
+        """The scenario with its variant (``id@vN`` for N > 0): what the reports tell trials apart by."""
+        return self.scenario_id if not self.variant else f"{self.scenario_id}@v{self.variant}"
 
     def verdict(self) -> str:
         """The readable failure message: one line per check."""

@@ -33,6 +33,7 @@ from .faults.base import FaultRecord
 from .report import model_prices, trajectory_analysis
 from .report.model_prices import PriceTable
 from .results import ERROR, FAILED, Attachment, CheckResult, TrialResult
+from .scenario import variants
 from .scenario.schema import Scenario
 
 ALERT_STEP = 15.0  # cluster seconds between looks at the alerts (the rules' interval)
@@ -82,6 +83,7 @@ class Trial:
     make_agent: Callable[[], Any]
     evaluate_hook: Callable[..., list]
     scenario_dir: str = ""  # the scenario file's directory: CISO manifests and solutions are named relative to it
+    variant: int = 0  # the held-out variant the scenario was rendered for (scenario/variants.py); 0: the public one
     progress: Progress = field(default_factory=Progress)
     cluster: Cluster | None = None
     submission: Submission | None = None
@@ -103,7 +105,8 @@ class Trial:
         self.namespaces: tuple[str, ...] = (self.namespace,) if self.namespace else ()
         self.result = TrialResult(scenario_id=s.id, domain=s.domain, complexity=s.level, agent=self.options.agent,
                                   run=self.run, seed=self.seed, backend=self.backend.name, application=s.application,
-                                  category=s.category, faults=[f.fault for f in s.faults], started_at=time.time())
+                                  category=s.category, faults=[f.fault for f in s.faults], started_at=time.time(),
+                                  variant=self.variant)
 
     # ---- phases ---------------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -276,7 +279,8 @@ class Trial:
         urls = {name: url for name, url in self.cluster.urls.items() if name not in hidden}
         agent_dir = os.path.join(self.workdir, "agent")
         os.makedirs(agent_dir, exist_ok=True)
-        return Task(scenario_id=self.scenario.id, domain=self.scenario.domain, text=self.scenario.task,
+        return Task(scenario_id=variants.task_id(self.scenario, self.variant), domain=self.scenario.domain,
+                    text=self.scenario.task,
                     kubeconfig=self.agent_kubeconfig, urls=urls, workdir=agent_dir, deadline=time.time() + limit,
                     time_limit=limit, namespaces=self.namespaces)
 
@@ -284,6 +288,7 @@ class Trial:
         self.result.outcome = ERROR
         # runs > 1: the path names this run's test, which exists (with this run's seed) under the same --itbench-runs
         runs = [f"--itbench-runs={self.options.runs}"] if self.options.runs > 1 else []
+        runs += [f"--itbench-variant={self.variant}"] if self.variant else []
         command = shlex.join(["pytest", self.path, f"--itbench-agent={self.options.agent}",
                               f"--itbench-seed={self.options.seed}", *runs])
         self.result.error = f"{message}\nrerun this trial alone: {command}"

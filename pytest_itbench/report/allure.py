@@ -73,6 +73,8 @@ def annotate(result: TrialResult) -> None:
     if result.faults:
         allure.dynamic.tag(*result.faults)
     allure.dynamic.parameter("seed", result.seed, excluded=True)
+    if result.variant:  # a held-out variant is another test in Allure's history; variant 0 keeps its history id
+        allure.dynamic.parameter("variant", result.variant)
     for name, value in sorted(result.figures.items()):
         if value is not None:
             allure.dynamic.parameter(name, value, excluded=True)

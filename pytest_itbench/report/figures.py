@@ -83,7 +83,7 @@ def summarize(label: str, results: list[TrialResult], ks: list[int]) -> Figures:
     return Figures(
         label=label,
         trials=len(results),
-        scenarios=len({r.scenario_id for r in results}),
+        scenarios=len({r.trial_id for r in results}),  # a held-out variant is a scenario of its own
         passed=sum(r.outcome == PASSED for r in results),
         failed=sum(r.outcome == FAILED for r in results),
         errors=sum(r.outcome == ERROR for r in results),
@@ -128,7 +128,7 @@ def per_scenario(results: list[TrialResult], ks: list[int]) -> list[Figures]:
 def _by_scenario(results: Iterable[TrialResult]) -> dict[str, list[TrialResult]]:
     grouped: dict[str, list[TrialResult]] = defaultdict(list)
     for r in results:
-        grouped[r.scenario_id].append(r)
+        grouped[r.trial_id].append(r)  # id@vN for a held-out variant
     return grouped
 
 

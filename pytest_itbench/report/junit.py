@@ -29,7 +29,7 @@ def properties(result: TrialResult) -> list[tuple[str, str]]:
     pairs = [
         ("scenario", result.scenario_id), ("domain", result.domain), ("complexity", result.complexity),
         ("agent", result.agent), ("backend", result.backend), ("run", str(result.run)),
-        ("seed", str(result.seed)), ("outcome", result.outcome),
+        ("variant", str(result.variant)), ("seed", str(result.seed)), ("outcome", result.outcome),
     ]
     pairs += [(f"check.{c.name}", "pass" if c.passed else "fail") for c in result.checks]
     pairs += [(name, str(value)) for name, value in sorted(result.figures.items()) if value is not None]
@@ -53,6 +53,6 @@ def failure_message(result: TrialResult) -> str:
     (about 500 characters) in the ``message`` attribute.
     """
     missed = [c.name for c in result.checks if c.required and not c.passed]
-    head = f"{result.scenario_id} run {result.run} (seed {result.seed}, agent {result.agent}): "
+    head = f"{result.trial_id} run {result.run} (seed {result.seed}, agent {result.agent}): "
     head += f"failed {', '.join(missed)}" if missed else "no required check was evaluated"
     return "\n".join([head, result.verdict()]).rstrip()

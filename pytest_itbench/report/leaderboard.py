@@ -54,13 +54,13 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
     lines += _table(sections(results, ks), lead, ks, tail)
     lines += _proximity_line(results)
     if verbosity > 0:
-        any_run = {r.scenario_id: r for r in results}  # every run of a scenario has its domain and level
+        any_run = {r.trial_id: r for r in results}  # every run of a scenario has its domain and level
         runs = _runs(results)
         lead = [("scenario", lambda f: f.label, True), ("domain", lambda f: any_run[f.label].domain, True),
                 ("level", lambda f: any_run[f.label].complexity, True), ("runs", lambda f: runs[f.label], True)]
         lines += [""] + _table([per_scenario(results, ks)], lead, ks, tail)
-        errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.scenario_id, r.run))
-        lines += [f"error: {r.scenario_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
+        errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.trial_id, r.run))
+        lines += [f"error: {r.trial_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
     note = list(_NOTE)
     if tail:
         note.insert(2, _TRAJECTORY_NOTE)
@@ -136,8 +136,8 @@ def _fmt(value: float | None, pattern: str) -> str:
 def _runs(results: list[TrialResult]) -> dict[str, str]:
     """Each scenario's outcomes in run order, e.g. ``PPF`` or ``PEF``."""
     marks: dict[str, str] = {}
-    for r in sorted(results, key=lambda r: (r.scenario_id, r.run)):
-        marks[r.scenario_id] = marks.get(r.scenario_id, "") + _RUN_MARK.get(r.outcome, "?")
+    for r in sorted(results, key=lambda r: (r.trial_id, r.run)):
+        marks[r.trial_id] = marks.get(r.trial_id, "") + _RUN_MARK.get(r.outcome, "?")
     return marks
 
 

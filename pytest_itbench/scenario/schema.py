@@ -193,6 +193,46 @@ class CisoGroundTruth(_Model):
     recommended_actions: tuple[str, ...] = ()  # kubectl commands the oracle runs in its workdir
 
 
+# ---- held-out variants (docs/plugin.md, "Held-out variants") -----------------------------------------------------
+class VariantTarget(_Model):
+    """One eligible target of a movable fault, by name (kind and namespace are the fault's target's)."""
+
+    name: str = Field(min_length=1)
+    # The alerts this target raises when they differ from the public target's (the scenario's expected_alerts).
+    expected_alerts: tuple[str, ...] | None = None
+
+
+class TargetSelector(_Model):
+    """Eligible targets picked from the application's manifests: objects of the fault target's kind and
+    namespace whose labels match, optionally only stateless workloads, less the names excluded."""
+
+    matchLabels: dict[str, str] = Field(default_factory=dict)
+    stateless: bool = False  # only workloads without a PersistentVolumeClaim volume
+    exclude: tuple[str, ...] = ()
+
+
+class Variants(_Model):
+    """Where a fault's target can move: the targets ``--itbench-variant=N`` draws from (N > 0).
+
+    ``fault`` is the index of the movable fault in ``faults``; its target there is the public one (variant 0).
+    Give eligible ``targets`` (names, or {name, expected_alerts}) or a ``select``or over the application's
+    manifests; pytest_itbench/scenario/variants.py checks them against the application and draws."""
+
+    fault: int = Field(default=0, ge=0)
+    targets: tuple[str | VariantTarget, ...] = ()
+    select: TargetSelector | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if bool(self.targets) == (self.select is not None):
+            raise ValueError("variants gives either targets (a list of names) or select (a selector over the "
+                             "application's manifests), not both and not neither")
+        return self
+
+    def listed(self) -> list[VariantTarget]:
+        return [t if isinstance(t, VariantTarget) else VariantTarget(name=t) for t in self.targets]
+
+
 def truth_model(domain: Any) -> type[_Model] | None:
     """The model a domain's ground truth is validated against, field by field (None: checked as a whole)."""
     return {"ciso": CisoGroundTruth, "finops": FinopsGroundTruth}.get(domain)
@@ -220,6 +260,7 @@ class Scenario(_Model):
     evaluation: Evaluation = Evaluation()
     ground_truth: dict[str, Any]  # validated per domain (SreGroundTruth, ...) in Scenario.truth
     extra: dict[str, Any] = Field(default_factory=dict)  # domain-specific settings (CISO setup, FinOps budget)
+    variants: Variants | None = None  # movable fault targets for --itbench-variant (held-out variants)
 
     @field_validator("id")
     @classmethod
