@@ -21,7 +21,11 @@ def healthy():
 
 def test_every_service_serves_and_nothing_fails(healthy):
     twin, half_hour = healthy
-    assert half_hour.error_keys() == []
+    # The background floor (behaviour.yaml) answers a few product lookups with 404: the load generator's own spans
+    # record those as errors, as OpenTelemetry's HTTP client convention says; no server span fails.
+    assert {(k.service_name, k.span_kind) for k in half_hour.error_keys()} <= {
+        ("load-generator", "SPAN_KIND_CLIENT"), ("load-generator", "SPAN_KIND_INTERNAL")}
+    assert 0 < half_hour.errors("load-generator", kind="SPAN_KIND_CLIENT") < 0.01 * half_hour.calls("load-generator", kind="SPAN_KIND_CLIENT")
     for service in SERVING:
         assert half_hour.rate(service) > 0, service
     assert half_hour.rate("fraud-detection", kind="SPAN_KIND_CONSUMER") > 0
