@@ -263,6 +263,19 @@ class RequiredEnv:
 
 
 @dataclass
+class StartNeed:
+    """A peer the program connects to as it starts, and exits without: DeathStarBench's services panic when their
+    MongoDB does not answer. The twin asks the network at the container's start; when the connection is not open
+    the program writes ``message`` (``{address}``: the peer) and exits ``after`` later with ``exit_code``."""
+
+    address: Address
+    message: str
+    after: Duration = 5.0
+    exit_code: int = 2
+    at: str = ""
+
+
+@dataclass
 class Service:
     pods: PodMatch
     runtime: str  # go, java, dotnet, node, python, ruby, php, rust, cpp, envoy, nginx, ... (JVMChaos needs java)
@@ -273,6 +286,7 @@ class Service:
     memory: Bytes = 20 * 1024 * 1024
     cpu: Cores = 0.002  # idle use
     required_env: list[RequiredEnv] = field(default_factory=list)
+    needs_at_start: list[StartNeed] = field(default_factory=list)
     startup_logs: list[str] = field(default_factory=list)
     auth: Auth | None = None
     flagd: Address | None = None  # where it evaluates feature flags
