@@ -24,6 +24,7 @@ from .agents.base import Submission, Task, Trajectory
 from .agents.errors import AgentFailure
 from .apps.catalog import application
 from .apps.deploy import deploy
+from .apps.history import make_history
 from .backends.base import Backend, Cluster
 from .evaluate import costs
 from .evaluate.mitigation import Health, health
@@ -134,6 +135,8 @@ class Trial:
             if self.app is not None:
                 with self.phase("deploy"):
                     deploy(api, self.app, self.cluster.advance)
+                    if self.scenario.domain == "sre":  # what the cluster went through before (ISSUE 17, item 1)
+                        make_history(api, self.app, self.cluster.advance)
                     if self.scenario.domain in ("sre", "finops"):
                         self.cluster.advance(BASELINE_WARMUP)
                         self.baseline = health(Prometheus(self.cluster.urls["prometheus"]), self.namespace,

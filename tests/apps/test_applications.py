@@ -296,7 +296,12 @@ def test_applied_with_kubectl_the_application_settles_available(fresh_kubectl, n
     for pod in kubectl.run("get", "pods", "-n", ns, "-o", "json").json()["items"]:
         assert pod["status"]["phase"] == "Running", pod["metadata"]["name"]
         for status in pod["status"]["containerStatuses"]:
-            assert status["ready"] and status["restartCount"] == 0, (pod["metadata"]["name"], status["name"])
+            assert status["ready"], (pod["metadata"]["name"], status["name"])
+            # The hotel's MongoDB clients start before their databases and restart once or twice (behaviour.yaml,
+            # needs_at_start), as on a real cluster; nothing else restarts.
+            restarts = 2 if pod["metadata"]["labels"].get("io.kompose.service") in (
+                "geo", "rate", "profile", "recommendation", "reservation", "user") else 0
+            assert status["restartCount"] <= restarts, (pod["metadata"]["name"], status["name"])
     for ep in kubectl.run("get", "endpoints", "-n", ns, "-o", "json").json()["items"]:
         assert any(s.get("addresses") for s in ep.get("subsets") or ()), ep["metadata"]["name"]
     for pvc in kubectl.run("get", "pvc", "-n", ns, "-o", "json").json()["items"]:

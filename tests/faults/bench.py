@@ -64,7 +64,7 @@ class Bench:
 
     # ---- alerts ----
     def alerts(self, state: str | None = None) -> list[dict[str, str]]:
-        selector = f'namespace="{self.namespace}"' + (f', alertstate="{state}"' if state else "")
+        selector = f'namespace="{self.namespace}", severity!="info"' + (f', alertstate="{state}"' if state else "")
         result = self.twin.monitoring.engine.instant_query(f"ALERTS{{{selector}}}", self.twin.clock.now()).value
         return [s["metric"] for s in result.to_json()]
 

@@ -79,7 +79,7 @@ class Cluster:
 
     def firing(self) -> set[str]:
         result = self.twin.monitoring.engine.instant_query(
-            f'ALERTS{{alertstate="firing", namespace="{self.namespace}"}}', self.twin.clock.now()).value.to_json()
+            f'ALERTS{{alertstate="firing", severity!="info", namespace="{self.namespace}"}}', self.twin.clock.now()).value.to_json()
         return {s["metric"]["alertname"] for s in result}
 
     def warp_until(self, done, within: float) -> float:

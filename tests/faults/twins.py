@@ -35,7 +35,7 @@ class AppTwin:
 
     def alerts(self, state: str | None = None) -> set[tuple[str, str]]:
         """(alertname, the service, Deployment of the pod, or autoscaler it is about) of the namespace's ALERTS series."""
-        selector = f'namespace="{self.namespace}"' + (f', alertstate="{state}"' if state else "")
+        selector = f'namespace="{self.namespace}", severity!="info"' + (f', alertstate="{state}"' if state else "")
         result = self.twin.monitoring.engine.instant_query(f"ALERTS{{{selector}}}", self.twin.clock.now()).value
         metrics = [s["metric"] for s in result.to_json()]
         return {(m["alertname"],

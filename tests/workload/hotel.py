@@ -80,4 +80,4 @@ def query(twin: Twin, promql: str) -> list[dict]:
 def firing(twin: Twin) -> set[tuple[str, str]]:
     """(alertname, service_name or pod) of every alert firing in the hotel's namespace."""
     return {(s["metric"]["alertname"], s["metric"].get("service_name") or s["metric"].get("pod", ""))
-            for s in query(twin, f'ALERTS{{alertstate="firing", namespace="{NAMESPACE}"}}')}
+            for s in query(twin, f'ALERTS{{alertstate="firing", severity!="info", namespace="{NAMESPACE}"}}')}

@@ -58,7 +58,7 @@ def records(obj: dict) -> list[dict]:
 
 
 def firing(twin) -> set[tuple[str, str]]:
-    result = twin.monitoring.engine.instant_query(f'ALERTS{{alertstate="firing", namespace="{NAMESPACE}"}}',
+    result = twin.monitoring.engine.instant_query(f'ALERTS{{alertstate="firing", severity!="info", namespace="{NAMESPACE}"}}',
                                                   twin.clock.now()).value.to_json()
     return {(s["metric"]["alertname"], s["metric"].get("service_name") or s["metric"].get("pod", "").rsplit("-", 2)[0])
             for s in result}

@@ -66,7 +66,7 @@ def fresh_shop(*extra: dict, edit=None) -> Twin:
 
 def alerts(twin: Twin, state: str | None = None, at: float | None = None) -> list[dict[str, str]]:
     """The ALERTS series of the shop's namespace (pending and firing, or only ``state``)."""
-    selector = f'namespace="{NAMESPACE}"' + (f', alertstate="{state}"' if state else "")
+    selector = f'namespace="{NAMESPACE}", severity!="info"' + (f', alertstate="{state}"' if state else "")
     result = twin.monitoring.engine.instant_query(f"ALERTS{{{selector}}}", at or twin.clock.now()).value
     return [s["metric"] for s in result.to_json()]
 

@@ -61,7 +61,7 @@ def all_flags_off_after(shop):
 
 def firing(twin) -> set[tuple[str, str]]:
     """Firing alerts of the shop as (alert, what it is about: service, Kafka group or deployment of the pod)."""
-    result = twin.monitoring.engine.instant_query(f'ALERTS{{alertstate="firing", namespace="{NAMESPACE}"}}',
+    result = twin.monitoring.engine.instant_query(f'ALERTS{{alertstate="firing", severity!="info", namespace="{NAMESPACE}"}}',
                                                   twin.clock.now()).value.to_json()
     out = set()
     for series in result:

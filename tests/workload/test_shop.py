@@ -21,7 +21,11 @@ def healthy():
 
 def test_every_service_serves_and_nothing_fails(healthy):
     twin, half_hour = healthy
+    # The background floor (behaviour.yaml) answers a few product lookups with 404: the load generator's own spans
+    # record those as errors, as OpenTelemetry's HTTP client convention says; no server span fails.
     assert half_hour.error_keys() == []
+    client = "SPAN_KIND_CLIENT"
+    assert 0 < half_hour.errors("load-generator", kind=client) < 0.01 * half_hour.calls("load-generator", kind=client)
     for service in SERVING:
         assert half_hour.rate(service) > 0, service
     assert half_hour.rate("fraud-detection", kind="SPAN_KIND_CONSUMER") > 0
@@ -54,7 +58,7 @@ def test_no_alert_fires(healthy):
         f'sum by (service_name) (rate(traces_span_metrics_calls_total{{namespace="{NAMESPACE}"}}[5m]))',
         twin.clock.now()).value
     assert {s["metric"]["service_name"] for s in rates.to_json()} >= set(SERVING)  # the span metrics are scraped
-    firing = twin.monitoring.engine.instant_query(f'ALERTS{{alertstate="firing", namespace="{NAMESPACE}"}}',
+    firing = twin.monitoring.engine.instant_query(f'ALERTS{{alertstate="firing", severity!="info", namespace="{NAMESPACE}"}}',
                                                   twin.clock.now()).value
     assert firing.to_json() == []
 

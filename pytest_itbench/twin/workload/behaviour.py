@@ -18,7 +18,7 @@ from typing import Iterable
 from .. import quantity
 from ..containers.behaviour import COMMON_HEALTH_PATHS, ContainerContext, DefaultBehaviour, HttpAnswer, Line, \
     Process
-from .addresses import expand_argv
+from .addresses import expand_argv, peer
 from .errors import render
 from .instances import ContainerLoad, Instance, Instances
 from .scripts import fill, runs, script_text
@@ -92,6 +92,15 @@ class SheetBehaviour:
         if missing is not None:
             return Process(base.argv, base.executable, lines=(Line(0.1, missing.message, "stderr"),),
                            exit_after=0.2, exit_code=missing.exit_code, memory_start=2 * MiB, memory=2 * MiB)
+        unreachable = _unreachable(service, ctx)
+        if unreachable is not None:
+            need, address = unreachable
+            lines = tuple(Line(min(need.after, 0.05 * i), render(text, {**ctx.env}))
+                          for i, text in enumerate(service.startup_logs[:1]))
+            return Process(base.argv, base.executable,
+                           lines=(*lines, Line(need.after, render(need.message, {"address": address}), "stderr")),
+                           exit_after=need.after + 0.01, exit_code=need.exit_code, memory_start=2 * MiB,
+                           memory=min(service.memory, 8 * MiB))
         ports = listen_ports(service, ctx.env)
         instance = self._record(ctx, sheet, name, service, ports)
         if wrapped:
@@ -123,6 +132,19 @@ class SheetBehaviour:
             instance.flag_config, instance.flag_snapshot = flag_definitions(ctx, service.serves_flags)
         self.instances.add(instance)
         return instance
+
+
+def _unreachable(service: Service, ctx: ContainerContext):
+    """The first peer the program needs at its start that does not accept its connection now, with its address."""
+    if not service.needs_at_start or ctx.network is None:
+        return None
+    for need in service.needs_at_start:
+        target = peer(need.address, ctx.env)
+        if target is None or target.port is None:
+            continue
+        if not ctx.network.connect(ctx.pod, target.host, target.port).ok:
+            return need, target.text()
+    return None
 
 
 def listen_ports(service: Service, env: dict[str, str]) -> dict[int, str]:

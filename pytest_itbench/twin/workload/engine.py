@@ -93,6 +93,8 @@ class Workload:
         self._order: list[Node] = []
         self._pods: dict[tuple[str, str], dict] = {}
         self._users: dict[Instance, float] = {}
+        self._floor: dict[Instance, float] = {}  # each instance's factor on its sheet's floor, this period
+        self._floor_until: dict[Instance, float] = {}
         self._dirty = True
         self._chaos_version = -1
         self._last: float | None = None
@@ -146,6 +148,8 @@ class Workload:
         if dt <= 0:
             return
         self._refresh(now)
+        if self._draw_floor(now):
+            self._rebuild()
         roots = self._roots(now, dt)
         counts = self._flow(roots)
         self._record(counts, now - dt, now, dt)
@@ -202,9 +206,29 @@ class Workload:
                 flags=self._flags(instance), factor=state.factor, wait=state.wait, speed=state.speed,
                 leaked=state.leaked,
                 jvm=list(self.chaos.jvm_in(instance.key, self._container_id(instance))),
-                io=list(self.chaos.io_in(instance.key, self._container_id(instance))))
+                io=list(self.chaos.io_in(instance.key, self._container_id(instance))),
+                floor=self._floor.get(instance, 1.0))
         self.outcomes = Outcomes(self.router, self.chaos, lambda i: self._conditions.get(i) or Conditions())
         self._order = self._topological()
+
+    def _draw_floor(self, now: float) -> bool:
+        """Draw the factor on the background floor of each running instance whose period ended; whether any moved.
+
+        The draws come from the engine's seeded generator in the instances' order, so a seed gives the same floor."""
+        moved = False
+        for instance in sorted(self.running, key=lambda i: (i.key, i.attempt)):
+            background = instance.sheet.background
+            if not background.floor or self._floor_until.get(instance, -1.0) > now:
+                continue
+            self._floor[instance] = math.exp(self.rng.gauss(-background.variation ** 2 / 2, background.variation))
+            self._floor_until[instance] = now + background.period
+            moved = True
+        if moved:
+            alive = set(self.running)
+            for gone in [i for i in self._floor if i not in alive]:
+                self._floor.pop(gone)
+                self._floor_until.pop(gone, None)
+        return moved
 
     def _flags(self, instance: Instance) -> flag_values.FlagValues:
         """The flags as the flagd instance this one reaches serves them (none reached: all off)."""
@@ -344,7 +368,10 @@ class Workload:
                 self.spans.record(SpanKey(service, call.span, kind, "STATUS_CODE_UNSET", namespace),
                                   attempts * plan.ok, plan.ok_latency)
                 for failed in plan.failures:
-                    self.spans.record(SpanKey(service, call.span, kind, "STATUS_CODE_ERROR", namespace),
+                    status = "STATUS_CODE_ERROR"
+                    if failed.error.http is not None and failed.error.http < 500 and not plan.wording.errors_4xx:
+                        status = "STATUS_CODE_UNSET"
+                    self.spans.record(SpanKey(service, call.span, kind, status, namespace),
                                       attempts * failed.share, failed.latency)
             if call.log:
                 for failed in plan.failures:

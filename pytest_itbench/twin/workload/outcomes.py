@@ -52,6 +52,7 @@ class Conditions:
     leaked: float = 0.0  # bytes a flag's leak has retained
     jvm: list[JvmFault] = field(default_factory=list)
     io: list[IoFault] = field(default_factory=list)
+    floor: float = 1.0  # this period's factor on the sheet's background floor (drawn by the engine)
 
 
 @dataclass
@@ -115,6 +116,9 @@ class Outcomes:
                    and e.operation in (None, op_name)]
         own = self._own_latency(instance, op, cond, effects)
         own_errors = self._own_errors(instance, op, op_name, cond, effects)
+        floor = instance.sheet.background.floor.get(f"{instance.service_name}.{op_name}")
+        if floor is not None:
+            own, own_errors = _floor(floor, cond.floor, own, own_errors)
         outcome = Outcome(instance, op_name, op, 1.0, own, [], [], effects, own_latency=own)
         self._http_chaos(instance, op, outcome, own_errors)
         failing = 0.0
@@ -285,6 +289,17 @@ class Outcomes:
         for failed in callee.failures:
             failures.append(Failed(handled * failed.share, failed.latency.shift(delay),
                                    client_view(wording, failed.error, fields)))
+
+
+def _floor(floor, factor: float, own: Mixture,
+           own_errors: list[tuple[float, ErrorText]]) -> tuple[Mixture, list[tuple[float, ErrorText]]]:
+    """The background floor on top of an operation's own processing: a slow tail and a share of client errors."""
+    if floor.slow is not None:
+        slow = min(floor.slow.fraction * factor, 0.5)
+        own = Mixture.mix([(1 - slow, own), (slow, own.shift(floor.slow.delay))])
+    if floor.error is not None:
+        own_errors = [*own_errors, (min(floor.share * factor, 0.5), server_error(floor.error, "", "floor"))]
+    return own, own_errors
 
 
 # ---- composing ---------------------------------------------------------------------------------------------------------

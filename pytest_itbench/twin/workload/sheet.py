@@ -53,6 +53,9 @@ class ClientWording:
     protocol: str  # the peer speaks another protocol
     auth: str = "{message}"  # the server refused the credential ({message}: the server's words)
     connect_timeout: Duration = 20.0  # how long a connection attempt to a silent address hangs
+    # Whether the client span of a call answered with an HTTP 4xx is an error (OpenTelemetry's HTTP client
+    # convention); Envoy's tracer marks only 5xx (and gRPC failures) with its error tag.
+    errors_4xx: bool = True
     at: str = ""
 
 
@@ -260,6 +263,19 @@ class RequiredEnv:
 
 
 @dataclass
+class StartNeed:
+    """A peer the program connects to as it starts, and exits without: DeathStarBench's services panic when their
+    MongoDB does not answer. The twin asks the network at the container's start; when the connection is not open
+    the program writes ``message`` (``{address}``: the peer) and exits ``after`` later with ``exit_code``."""
+
+    address: Address
+    message: str
+    after: Duration = 5.0
+    exit_code: int = 2
+    at: str = ""
+
+
+@dataclass
 class Service:
     pods: PodMatch
     runtime: str  # go, java, dotnet, node, python, ruby, php, rust, cpp, envoy, nginx, ... (JVMChaos needs java)
@@ -270,6 +286,7 @@ class Service:
     memory: Bytes = 20 * 1024 * 1024
     cpu: Cores = 0.002  # idle use
     required_env: list[RequiredEnv] = field(default_factory=list)
+    needs_at_start: list[StartNeed] = field(default_factory=list)
     startup_logs: list[str] = field(default_factory=list)
     auth: Auth | None = None
     flagd: Address | None = None  # where it evaluates feature flags
@@ -329,6 +346,80 @@ class LoadGenerator:
     at: str = ""
 
 
+# ---- background: what the healthy application does wrong now and then ------------------------------------------
+
+@dataclass
+class SlowTail:
+    """A share of an operation's requests that take longer (a GC pause, a cold cache, a slow disk)."""
+
+    fraction: float
+    delay: Duration
+    at: str = ""
+
+
+@dataclass
+class Floor:
+    """An operation's error and latency floor on a healthy cluster under the load generator.
+
+    ``share`` of its requests are answered with ``error`` (a client error: a 4xx status or a gRPC code
+    OpenTelemetry leaves unset, so the floor never marks a server span as an error); ``slow`` adds a tail.
+    Both are scaled, per instance and per ``period`` of the sheet's background, by a factor drawn from the
+    twin's seeded generator (log-normal, ``variation`` its spread), so the floor wanders as a real one does.
+    ``source``: where the figure comes from (a published figure, a user's report, or "ours")."""
+
+    source: str
+    share: float = 0.0
+    error: ErrorSpec | None = None
+    slow: SlowTail | None = None
+    at: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.share > 0) != (self.error is not None):
+            raise ValueError("share and error go together")
+        if not 0 <= self.share < 0.05:
+            raise ValueError("a floor's share is below 5% (a healthy application)")
+
+
+@dataclass
+class PullBackOffHistory:
+    """A rollout that first named a tag the registry does not have and was fixed ``after`` later."""
+
+    deployment: str
+    tag: str
+    after: Duration = 90.0
+    at: str = ""
+
+
+@dataclass
+class JobHistory:
+    """A Job run before the trial: it completes, or fails (``deadline``: killed after that long)."""
+
+    name: str
+    image: str
+    command: list[str]
+    deadline: Duration | None = None
+    at: str = ""
+
+
+@dataclass
+class History:
+    """What happened in the application's namespace before the trial (the harness creates it through the
+    API; the twin reads none of it)."""
+
+    image_pull: PullBackOffHistory | None = None
+    jobs: list[JobHistory] = field(default_factory=list)
+    at: str = ""
+
+
+@dataclass
+class Background:
+    floor: dict[str, Floor] = field(default_factory=dict)  # "service.operation" -> its floor
+    period: Duration = 60.0  # how long one draw of the floor's factor lasts
+    variation: float = 0.6  # standard deviation of the factor's logarithm
+    history: History | None = None
+    at: str = ""
+
+
 @dataclass
 class Sheet:
     application: str
@@ -336,6 +427,7 @@ class Sheet:
     services: dict[str, Service]
     load: LoadGenerator | None = None
     values: dict[str, list[str]] = field(default_factory=dict)  # lists log templates draw from ({product})
+    background: Background = field(default_factory=lambda: Background())
     source: str = ""  # the file it was read from
     at: str = ""
 
@@ -391,6 +483,13 @@ def check(sheet: Sheet) -> None:
             raise SheetError(f"{service.at}: service {name} has flags but no flagd address")
     if sheet.load is not None:
         _check_load(sheet, sheet.load)
+    for ref, floor in sheet.background.floor.items():
+        service, _, op = ref.partition(".")
+        if service not in sheet.services or op not in sheet.services[service].operations:
+            raise SheetError(f"{floor.at}: background.floor names no operation of the sheet: {ref!r}")
+        if floor.error is not None and (floor.error.http is None or floor.error.http >= 500):
+            raise SheetError(f"{floor.at}: a floor's error is a client error (an HTTP 4xx): the shipped rules fire "
+                             f"on any server error")
     _check_acyclic(sheet)
 
 
