@@ -189,7 +189,7 @@ def test_the_observability_stack_is_installed_from_pinned_charts_and_shipped_val
     collector = yaml.safe_load(open(releases["otel-collector"][releases["otel-collector"].index("--values") + 1]))
     assert collector["config"]["connectors"]["spanmetrics"]["namespace"] == "traces.span.metrics"
     rules = observability.rule_objects()
-    assert {r["metadata"]["name"] for r in rules} == {"itbench-kubernetes", "itbench-otel-demo"}
+    assert {r["metadata"]["name"] for r in rules} == {"itbench-kubernetes", "itbench-otel-demo", "itbench-background"}
     assert all(r["spec"]["groups"] for r in rules)
     alias = observability.collector_alias("astronomy-shop")
     assert alias["spec"]["externalName"] == "otel-collector.observability.svc.cluster.local"

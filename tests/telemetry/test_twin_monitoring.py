@@ -108,7 +108,7 @@ def test_queries_and_rules_answer_from_scraped_data(failing):
     assert metadata == {"kube_pod_info": [{"type": "gauge", "help": "[STABLE] Information about pod.", "unit": ""}]}
     groups = get(twin.prometheus_url, "/api/v1/rules")["data"]["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len({rule["name"] for rule in rules}) == 12 and all(rule["health"] == "ok" for rule in rules), \
+    assert len({rule["name"] for rule in rules}) == 13 and all(rule["health"] == "ok" for rule in rules), \
         [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"]
     for rule in rules:  # every shipped expression runs against the twin's series
         assert get(twin.prometheus_url, "/api/v1/query", query=rule["query"])["status"] == "success"

@@ -18,6 +18,7 @@ from .state import (Namespace, container_ports, labels_match, pods_of, ready_add
 
 POD_FAILURES = ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerError",
                 "CreateContainerConfigError", "RunContainerError", "OOMKilled")
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"  # set on a ReplicaSet a rollback brought back
 LOW_UTILIZATION = 50  # an autoscaler targeting less than this percent of the request scales out at rest
 
 
@@ -61,6 +62,8 @@ def changed_template(ns: Namespace, context: dict) -> list[Finding]:
         if len(history) < 2:
             continue
         new, old = history[0], history[1]
+        if REVISION_HISTORY in (new["metadata"].get("annotations") or {}):
+            continue  # a rollback to a template that ran before: the repair of an older change, not a new one
         changes = template_changes(old["spec"]["template"], new["spec"]["template"])
         if not changes:
             continue
