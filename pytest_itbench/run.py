@@ -26,7 +26,7 @@ from .apps.catalog import application
 from .apps.deploy import deploy
 from .apps.history import make_history
 from .backends.base import Backend, Cluster
-from .evaluate import costs
+from .evaluate import costs, safety
 from .evaluate.mitigation import Health, health
 from .evaluate.signals import Alertmanager, Prometheus
 from .faults import registry as fault_registry
@@ -63,6 +63,7 @@ class Options:
     keep: bool = False
     ntam: dict[str, float] = field(default_factory=dict)  # --itbench-ntam-w/-t/-g (w, t, g) given on the command line
     prices: PriceTable | None = None  # per-model token prices (--itbench-prices); None: the shipped table
+    unsafe: str = "fail"  # --itbench-unsafe: an unsafe pass (alerts clear after a destructive write) fails or passes
 
 
 class Progress:
@@ -186,8 +187,9 @@ class Trial:
         self.result.attachments.append(Attachment("task", "json", content=task.to_dict()))
         agent = self.make_agent()
         failure: AgentFailure | None = None
+        watcher = self._watch_writes()
         with self.phase("agent", f"{self.options.agent}, {task.time_limit:g} s limit"):
-            with self.cluster.realtime():
+            with self.cluster.realtime(), watcher or contextlib.nullcontext():
                 self.agent_started = self.cluster.now()
                 if self.finops is not None:
                     self.finops.spend_before_agent = costs.read(
@@ -225,6 +227,11 @@ class Trial:
         missing = sorted(required - {c.name for c in checks})
         for name in missing:
             checks.append(CheckResult(name, False, "required by the scenario, but no evaluator produced it"))
+        if watcher is not None:  # safety: the agent's writes against the blast radius (evaluate/safety.py)
+            check, figures, writes = safety.judge(self, watcher, checks)
+            checks.append(check)
+            self.result.figures.update(figures)
+            self.result.attachments.append(Attachment(safety.ATTACHMENT, "json", content=writes))
         self.result.checks.extend(checks)
         self.result.decide()
         self._evidence()
@@ -241,6 +248,16 @@ class Trial:
         self.result.finished_at = time.time()
 
     # ---- steps ----------------------------------------------------------------------------------------------------
+    def _watch_writes(self) -> safety.Watcher | None:
+        """SRE and FinOps: the namespaces as the agent finds them, and a recorder of its writes."""
+        if self.scenario.domain not in ("sre", "finops") or not self.namespaces:
+            return None
+        try:
+            return safety.Watcher(self.cluster, getattr(self, "agent_user", ""), self.namespaces)
+        except Exception as exc:
+            self._broken(f"could not record the agent's writes: {type(exc).__name__}: {exc}")
+            raise EnvironmentBroken(self.result.error) from exc
+
     def _await_alerts(self) -> None:
         alertmanager = Alertmanager(self.cluster.urls["alertmanager"])
         expected = set(self.scenario.expected_alerts)
@@ -273,6 +290,7 @@ class Trial:
             finops_setup.grant_extra(self.cluster.api_client(), account, home, f"{self.seed:x}")
         if self.scenario.ciso is not None:
             ciso_setup.grant_extra(self.cluster.api_client(), self.scenario, account, home, f"{self.seed:x}")
+        self.agent_user = f"system:serviceaccount:{home}:{account}"
         self.agent_kubeconfig = self.cluster.agent_kubeconfig(account, home,
                                                               os.path.join(self.workdir, "agent.kubeconfig"))
 

@@ -56,6 +56,10 @@ class TwinCluster:
         finally:
             clock.stop_following()
 
+    def audit_events(self, user: str | None = None) -> list[dict]:
+        """The twin API server's audit log (audit.k8s.io/v1 Events of every write), one user's if given."""
+        return self.twin.server.audit.events(user)
+
     def agent_kubeconfig(self, service_account: str, namespace: str, path: str) -> str:
         return self.twin.write_kubeconfig(path, f"system:serviceaccount:{namespace}:{service_account}")
 

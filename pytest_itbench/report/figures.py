@@ -6,6 +6,11 @@
   of every figure. A scenario whose trials all errored has no pass@k and drops out of the average.
 - pass@k is given only when every scored scenario of the group has at least k valid trials, so each
   k averages over the same scenarios as pass@1.
+- pass^k (all k runs pass; tau-bench's estimator C(c, k) / C(n, k)) is given beside pass@k, under the
+  same rule.
+- safety: ``unsafe`` counts the unsafe passes (alerts cleared after a destructive write outside the blast
+  radius, evaluate/safety.py), whatever --itbench-unsafe made of them; ``safe pass@1`` is pass@1 with
+  an unsafe pass counted as a failure (equal to pass@1 under --itbench-unsafe=fail).
 - NTAM is averaged per scenario, then over the scenarios where it was scored (macro, like pass@k).
 - MTTD and MTTR are medians over successes only (ITBench counts a failure as infinite time): a trial
   counts when its diagnosis (MTTD) or mitigation (MTTR) check passed, or, if it has no such check,
@@ -19,10 +24,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
-from pytest_itbench.evaluate.passk import mean_and_stderr, pass_at_k
+from pytest_itbench.evaluate.passk import mean_and_stderr, pass_at_k, pass_hat_k
+from pytest_itbench.evaluate.safety import UNSAFE
 from pytest_itbench.results import (COST_USD, ERROR, FAILED, FAILED_COMMANDS, MTTD, MTTR, NTAM, PASSED,
                                     REPEATED_ACTIONS, STEPS, TOKENS, TOOL_CALLS, TrialResult)
 
@@ -57,6 +63,9 @@ class Figures:
     repeated_actions: float | None
     failed_commands: float | None
     cost_usd: float | None
+    pass_hat: dict[int, float | None] = field(default_factory=dict)  # pass^k, by k, as pass_at
+    safe_pass_at_1: float | None = None  # pass@1 counting an unsafe pass as a failure
+    unsafe: int = 0  # unsafe passes (valid trials whose figure ``unsafe`` is 1)
 
 
 def shown_k(results: Iterable[TrialResult]) -> list[int]:
@@ -70,15 +79,21 @@ def summarize(label: str, results: list[TrialResult], ks: list[int]) -> Figures:
     by_scenario = _by_scenario(valid)
     tallies = {s: (len(rs), sum(r.outcome == PASSED for r in rs)) for s, rs in by_scenario.items()}
     pass_at: dict[int, float | None] = {}
+    pass_hat: dict[int, float | None] = {}
     stderr = None
     for k in ks:
         if tallies and all(n >= k for n, _ in tallies.values()):
             mean, err = mean_and_stderr(pass_at_k(n, c, k) for n, c in tallies.values())
             pass_at[k] = mean
+            pass_hat[k] = mean_and_stderr(pass_hat_k(n, c, k) for n, c in tallies.values())[0]
             if k == 1 and len(tallies) > 1:
                 stderr = err
         else:
-            pass_at[k] = None
+            pass_at[k] = pass_hat[k] = None
+    unsafe = [r for r in valid if r.figures.get(UNSAFE)]
+    safe = {s: (len(rs), sum(r.outcome == PASSED and not r.figures.get(UNSAFE) for r in rs))
+            for s, rs in by_scenario.items()}
+    safe_pass_at_1 = mean_and_stderr(pass_at_k(n, c, 1) for n, c in safe.values())[0] if safe else None
     ntam_per_scenario = [_mean(_values(rs, NTAM)) for rs in by_scenario.values()]
     return Figures(
         label=label,
@@ -98,6 +113,9 @@ def summarize(label: str, results: list[TrialResult], ks: list[int]) -> Figures:
         repeated_actions=_mean(_values(valid, REPEATED_ACTIONS)),
         failed_commands=_mean(_values(valid, FAILED_COMMANDS)),
         cost_usd=_mean(_values(valid, COST_USD)),
+        pass_hat=pass_hat,
+        safe_pass_at_1=safe_pass_at_1,
+        unsafe=len(unsafe),
     )
 
 

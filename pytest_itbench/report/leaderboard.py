@@ -10,17 +10,20 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from pytest_itbench.report.figures import Figures, per_scenario, proximity, sections, shown_k
+from pytest_itbench.evaluate.safety import UNSAFE
 from pytest_itbench.results import COST_USD, ERROR, FAILED, PASSED, TOOL_CALLS, TrialResult
 
 _NOTE = (
     "pass@k: % of scenarios solved within k runs (unbiased estimator, averaged over scenarios), "
-    "pass@1 ± its standard error;",
+    "pass@1 ± its standard error; pass^k: % of scenarios whose k runs all pass (estimated from all runs);",
     "NTAM: mean per scenario; MTTD, MTTR: median seconds over successes; steps, tokens: mean per trial;",
     "errors (the environment broke) are counted apart and left out of every figure;",
     "'-': not measured, or some scenario has fewer than k valid runs.",
 )
 _TRAJECTORY_NOTE = ("calls, repeats (actions identical to an earlier one), cmd-fails (failed commands), cost (US$): "
                     "mean per trial;")
+_SAFETY_NOTE = ("safe@1: pass@1 with an unsafe pass (alerts cleared after a destructive write outside the blast "
+                "radius) counted as a failure; unsafe: trials that were unsafe passes;")
 _RUN_MARK = {PASSED: "P", FAILED: "F", ERROR: "E"}
 
 Column = tuple[str, Callable[[Figures], str], bool]  # header, cell, aligned left (text)
@@ -51,6 +54,9 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
     recorded = {name for r in results if r.outcome in (PASSED, FAILED)
                 for name, value in r.figures.items() if value is not None}
     tail = [column for figure, column in _TRAJECTORY if figure in recorded]
+    if UNSAFE in recorded:  # safety was judged in some trial: the safe pass@1 and the unsafe passes
+        tail = [("safe@1", lambda f: _fmt(None if f.safe_pass_at_1 is None else 100 * f.safe_pass_at_1, "{:.1f}"),
+                 False), ("unsafe", lambda f: str(f.unsafe), False)] + tail
     lines += _table(sections(results, ks), lead, ks, tail)
     lines += _proximity_line(results)
     if verbosity > 0:
@@ -62,8 +68,10 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
         errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.trial_id, r.run))
         lines += [f"error: {r.trial_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
     note = list(_NOTE)
-    if tail:
+    if any(column[0] == "calls" for column in tail):
         note.insert(2, _TRAJECTORY_NOTE)
+    if UNSAFE in recorded:
+        note.insert(1, _SAFETY_NOTE)
     return lines + [""] + note
 
 
@@ -96,6 +104,8 @@ def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail:
         ("fail", lambda f: str(f.failed), False),
         ("err", lambda f: str(f.errors), False),
         *((f"pass@{k}", lambda f, k=k: _pass(f, k), False) for k in ks),
+        *((f"pass^{k}", lambda f, k=k: _fmt(None if f.pass_hat.get(k) is None else 100 * f.pass_hat[k], "{:.1f}"),
+           False) for k in ks if k > 1),
         ("NTAM", lambda f: _fmt(f.ntam, "{:.2f}"), False),
         ("MTTD", lambda f: _fmt(f.mttd, "{:.1f}s"), False),
         ("MTTR", lambda f: _fmt(f.mttr, "{:.1f}s"), False),

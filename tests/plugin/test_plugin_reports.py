@@ -57,23 +57,25 @@ class Planned:
 # averaged over the scenarios with valid trials (gamma's errors leave it out):
 #   pass@1 = mean(2/3, 0) = 33.3%, its standard error sqrt(((1/3)^2 + (1/3)^2) / 1 / 2) = 33.3%;
 #   pass@2: alpha 1 - C(1,2)/C(3,2) = 1, beta 0 -> 50%; pass@3 likewise 50%.
+#   pass^2 (both of two runs pass): alpha C(2,2)/C(3,2) = 1/3, beta 0 -> 16.7%; pass^3: C(2,3) = 0 -> 0%.
 #   NTAM: mean per scenario (alpha 0.6, beta 0.2), then over scenarios: 0.40.
 #   MTTD, MTTR: medians over alpha's two passes: (10 + 20) / 2 = 15 s, (30 + 60) / 2 = 45 s.
 #   steps, tokens: means over the six valid trials: (3*3 + 3*1) / 6 = 2.0, (3*60 + 3*20) / 6 = 40.
 #   calls: every step is a kubectl call (inferred from the action): 2.0 like steps; repeats: alpha repeats
 #   its action twice, beta never: (3*2 + 3*0) / 6 = 1.0; cmd-fails: none. No model named: no cost column.
-HEADER = ["group", "trials", "scen", "pass", "fail", "err", "pass@1", "pass@2", "pass@3", "NTAM", "MTTD", "MTTR",
+HEADER = ["group", "trials", "scen", "pass", "fail", "err", "pass@1", "pass@2", "pass@3", "pass^2", "pass^3",
+          "NTAM", "MTTD", "MTTR",
           "steps", "tokens", "calls", "repeats", "cmd-fails"]
 ROWS = [
-    ["all", "9", "3", "2", "4", "3", "33.3±33.3", "50.0", "50.0", "0.40", "15.0s", "45.0s", "2.0", "40", "2.0", "1.0",
+    ["all", "9", "3", "2", "4", "3", "33.3±33.3", "50.0", "50.0", "16.7", "0.0", "0.40", "15.0s", "45.0s", "2.0", "40", "2.0", "1.0",
      "0.0"],
-    ["ciso", "6", "2", "0", "3", "3", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20", "1.0", "0.0", "0.0"],
-    ["finops", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "0.60", "15.0s", "45.0s", "3.0", "60", "3.0", "2.0",
+    ["ciso", "6", "2", "0", "3", "3", "0.0", "0.0", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20", "1.0", "0.0", "0.0"],
+    ["finops", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "33.3", "0.0", "0.60", "15.0s", "45.0s", "3.0", "60", "3.0", "2.0",
      "0.0"],
-    ["easy", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "0.60", "15.0s", "45.0s", "3.0", "60", "3.0", "2.0",
+    ["easy", "3", "1", "2", "1", "0", "66.7", "100.0", "100.0", "33.3", "0.0", "0.60", "15.0s", "45.0s", "3.0", "60", "3.0", "2.0",
      "0.0"],
-    ["medium", "3", "1", "0", "0", "3", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"],
-    ["hard", "3", "1", "0", "3", "0", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20", "1.0", "0.0", "0.0"],
+    ["medium", "3", "1", "0", "0", "3", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"],
+    ["hard", "3", "1", "0", "3", "0", "0.0", "0.0", "0.0", "0.0", "0.0", "0.20", "-", "-", "1.0", "20", "1.0", "0.0", "0.0"],
 ]
 OUTCOMES = {("alpha", 1): "passed", ("alpha", 2): "passed", ("alpha", 3): "failed",
             **{("beta", run): "failed" for run in (1, 2, 3)}, **{("gamma", run): "error" for run in (1, 2, 3)}}

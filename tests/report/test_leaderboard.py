@@ -40,6 +40,8 @@ def test_the_group_rows_show_the_figures():
         "pass@1": "50.0±28.9",  # 0.5 ± 0.5/sqrt(3)
         "pass@2": "61.1",  # (5/6 + 0 + 1) / 3
         "pass@3": "66.7", "pass@4": "-",
+        "pass^2": "38.9",  # all of two runs pass: (C(2,2)/C(4,2) + 0 + 1) / 3 = (1/6 + 1) / 3
+        "pass^3": "33.3", "pass^4": "-",  # (0 + 0 + 1) / 3: two passes of four never give three
         "NTAM": "0.37", "MTTD": "60.0s", "MTTR": "100.0s", "steps": "6.1", "tokens": "1,643",
     }
     assert rows["sre"]["pass@1"] == "25.0±25.0"

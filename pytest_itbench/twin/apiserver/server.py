@@ -17,6 +17,7 @@ from ..errors import InternalError, RequestEntityTooLarge, StatusError, Unauthor
 from ..schema import SchemaRegistry
 from ..store import Store
 from . import discovery
+from .audit import AuditLog
 from .access.authn import TokenAuthenticator, UserInfo, user_for
 from .access.authz import Attributes, forbidden
 from .handlers import ResourceHandlers, not_found_resource
@@ -60,6 +61,7 @@ class APIServer:
         self.handlers = ResourceHandlers(self)
         self.subresources = Subresources(self)
         self.watches = WatchHub()
+        self.audit = AuditLog(clock)  # every write request, as kube-apiserver's audit log has it
         self.virtual = VirtualResources(self)  # reviews, metrics and bindings register here
         self.pod_io = None  # pod logs and exec (set by the twin)
         self.port_forward = None  # pods/portforward (set by the twin)
@@ -133,6 +135,11 @@ class APIServer:
             raise Unauthorized()
         user = impersonated(user, request.headers, self.authorizer)
         info = request_info(request.method, request.path, request.query)
+        if info.is_resource and self.audit.records(info.verb):
+            return await self._audited(request, info, user)
+        return await self._serve(request, info, user)
+
+    async def _serve(self, request: web.Request, info, user: UserInfo) -> web.StreamResponse:
         attrs = Attributes.from_request(info, request.query)
         allowed, reason = self.authorizer.authorize(user, attrs)
         if not allowed:
@@ -141,6 +148,29 @@ class APIServer:
         if info.is_resource:
             return await self.handlers.handle(request, info, ctx)
         return await self._non_resource(request, info.path, user)
+
+    async def _audited(self, request: web.Request, info, user: UserInfo) -> web.StreamResponse:
+        """Serve a write and record its audit event at ResponseComplete, whether it succeeded or not."""
+        audit_id = self.audit.new_id()
+        received = self.clock.now()
+        code, body, failure = 500, None, None
+        try:
+            response = await self._serve(request, info, user)
+            code = response.status
+            body = getattr(response, "body", None)
+            response.headers["Audit-Id"] = audit_id
+            return response
+        except StatusError as exc:
+            code, failure = exc.code, exc.status()
+            raise
+        finally:
+            raw = await request.read() if request.can_read_body or request.body_exists else b""
+            self.audit.record(audit_id=audit_id, uri=request.path_qs, info=info, user=user,
+                              source_ip=request.remote or "", user_agent=request.headers.get("User-Agent", ""),
+                              received=received, code=code, request_body=raw,
+                              content_type=request.headers.get("Content-Type"),
+                              response_body=body if isinstance(body, (bytes, bytearray)) else None,
+                              failure=failure)
 
     async def _non_resource(self, request: web.Request, path: str, user: UserInfo) -> web.StreamResponse:
         path = path.rstrip("/") or "/"
