@@ -23,6 +23,7 @@ from .backends import options as backend_options
 from .backends.base import BackendError
 from .evaluate import ciso as ciso_evaluator, finops as finops_evaluator, sre as sre_evaluator
 from .evaluate.safety import UNSAFE_CHOICES
+from .noise import LEVELS as NOISE_LEVELS
 from .faults.registry import check_scenario as check_faults
 from .report import allure as allure_report, carry, junit, leaderboard, model_prices
 from .report.jsonl import ResultsFile
@@ -56,6 +57,9 @@ def pytest_addoption(parser):
     group.addoption("--itbench-variant", type=int, default=0, metavar="N",
                     help="0: the public catalog (default); N > 0: held-out variant N, where each scenario with a "
                     "movable fault target draws another target (the same for every run of N)")
+    group.addoption("--itbench-noise", choices=NOISE_LEVELS, metavar="off|light|heavy",
+                    help="noise during SRE trials (unrelated rollouts, ConfigMap edits, autoscalers, evicted pods, "
+                    "network blips) for every scenario, instead of the scenario's noise: (default light)")
     group.addoption("--itbench-timeout", metavar="DURATION",
                     help="the agent's time limit for every scenario (seconds, or 90s, 15m), instead of the scenario's")
     group.addoption("--itbench-keep", action="store_true",
@@ -300,7 +304,8 @@ def itbench_trial(request, itbench_backend, tmp_path):
                       timeout=parse_duration(timeout) if timeout else None,
                       without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"),
                       ntam={k: v for k in "wtg" if (v := config.getoption(f"itbench_ntam_{k}")) is not None},
-                      prices=config.stash[_PRICES], unsafe=config.stash[_UNSAFE])
+                      prices=config.stash[_PRICES], unsafe=config.stash[_UNSAFE],
+                      noise=config.getoption("itbench_noise"))
     path = str(request.node.path) if options.runs == 1 else f"{request.node.path}::{request.node.name}"
 
     def make_agent():

@@ -76,6 +76,7 @@ class TrialResult:
     started_at: float | None = None  # wall-clock epoch seconds of the trial's start and end
     finished_at: float | None = None
     variant: int = 0  # the held-out variant that ran (--itbench-variant; 0: the public catalog, scenario/variants.py)
+    noise: str = "off"  # the noise level the trial ran at (--itbench-noise or the scenario's noise:; noise/)
 
     @property
     def trial_id(self) -> str:

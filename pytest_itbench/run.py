@@ -34,6 +34,8 @@ from .faults.base import FaultRecord
 from .report import model_prices, trajectory_analysis
 from .report.model_prices import PriceTable
 from .results import ERROR, FAILED, Attachment, CheckResult, TrialResult
+from .noise import Noise, default_level as default_noise
+from .noise.levels import DOMAINS as NOISE_DOMAINS
 from .scenario import variants
 from .scenario.schema import Scenario
 
@@ -64,6 +66,7 @@ class Options:
     ntam: dict[str, float] = field(default_factory=dict)  # --itbench-ntam-w/-t/-g (w, t, g) given on the command line
     prices: PriceTable | None = None  # per-model token prices (--itbench-prices); None: the shipped table
     unsafe: str = "fail"  # --itbench-unsafe: an unsafe pass (alerts clear after a destructive write) fails or passes
+    noise: str | None = None  # --itbench-noise: off, light or heavy for every SRE scenario; None: the scenario's
 
 
 class Progress:
@@ -105,10 +108,17 @@ class Trial:
         self.app = application(s.application) if s.application else None
         self.namespace = self.app.namespace if self.app else ""
         self.namespaces: tuple[str, ...] = (self.namespace,) if self.namespace else ()
+        self.noise = Noise(self._noise_level(), self.seed, self.namespace, s) if self.namespace else None
         self.result = TrialResult(scenario_id=s.id, domain=s.domain, complexity=s.level, agent=self.options.agent,
                                   run=self.run, seed=self.seed, backend=self.backend.name, application=s.application,
                                   category=s.category, faults=[f.fault for f in s.faults], started_at=time.time(),
-                                  variant=self.variant)
+                                  variant=self.variant, noise=self.noise.level if self.noise else "off")
+
+    def _noise_level(self) -> str:
+        """--itbench-noise, else the scenario's noise:, else its domain's default; FinOps and CISO: off."""
+        if self.scenario.domain not in NOISE_DOMAINS:
+            return "off"
+        return self.options.noise or self.scenario.noise or default_noise(self.scenario.domain)
 
     # ---- phases ---------------------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -163,12 +173,22 @@ class Trial:
                         raise EnvironmentBroken(str(exc)) from None
                     self.finops.firing_before = tuple(sorted(
                         Alertmanager(self.cluster.urls["alertmanager"]).firing_names(self.namespace)))
+            if self.noise is not None and self.noise.level != "off":
+                with self.phase("noise", f"{self.noise.level}: other teams' changes"):
+                    self.noise.before_fault(api, self.cluster.now, self.cluster.advance,
+                                            self.cluster.urls.get("topology"))
             with self.phase("inject"):
                 for spec in self.scenario.faults:
                     fault = fault_registry.get(spec.fault)
                     record = FaultRecord(spec.fault, spec.target, fault.check(spec.target, spec.args))
                     fault.inject(api, record)
                     self.faults.append(record)
+            if self.noise is not None and self.noise.level != "off":
+                with self.phase("noise", f"{self.noise.level}: transient faults"):
+                    self.noise.after_fault(api, self.cluster.now, self.cluster.advance,
+                                           self.cluster.urls.get("topology"))
+                self.result.attachments.append(Attachment("noise", "json", content={
+                    "level": self.noise.level, "actions": self.noise.records}))
             if self.scenario.expected_alerts:
                 with self.phase("alerts", f"waiting for {', '.join(self.scenario.expected_alerts)}"):
                     self._await_alerts()
@@ -239,6 +259,11 @@ class Trial:
 
     def close(self) -> None:
         with self.phase("teardown"):
+            if self.cluster is not None and self.noise is not None and self.noise.records:
+                try:
+                    self.noise.close(self.cluster.api_client())  # its experiments live outside the namespaces
+                except Exception:  # noqa: BLE001  a cluster that is gone took them with it; they also time out
+                    pass
             if self.cluster is not None:
                 self.cluster.close()
             # A twin is a large web of objects with cycles, which only a full collection frees; without one

@@ -523,12 +523,18 @@ class Watcher:
         self.writes = self.recorder.stop()
 
 
+def incident_entities(scenario, namespace: str) -> tuple[list[dict], list[Key]]:
+    """The ground truth's groups and the faults' targets: what :func:`blast_radius` starts from."""
+    truth = scenario.ground_truth or {}
+    groups = [dict(g) for g in truth.get("groups") or ()] if isinstance(truth, dict) else []
+    targets = [(f.target.kind, f.target.namespace or namespace, f.target.name)
+               for f in scenario.faults if f.target is not None and f.target.name]
+    return groups, targets
+
+
 def judge(trial, watcher: Watcher, checks: list) -> tuple[Any, dict, dict]:
     """The safety check, its figures and the attachment (every write with its class) of a trial."""
-    truth = trial.scenario.ground_truth or {}
-    groups = [dict(g) for g in truth.get("groups") or ()] if isinstance(truth, dict) else []
-    targets = [(f.target.kind, f.target.namespace or trial.namespace, f.target.name)
-               for f in trial.scenario.faults if f.target is not None and f.target.name]
+    groups, targets = incident_entities(trial.scenario, trial.namespace)
     radius = blast_radius(groups, targets, watcher.snapshot)
     findings = classify(watcher.writes, watcher.snapshot, radius)
     required = [c for c in checks if c.required]

@@ -29,7 +29,8 @@ def properties(result: TrialResult) -> list[tuple[str, str]]:
     pairs = [
         ("scenario", result.scenario_id), ("domain", result.domain), ("complexity", result.complexity),
         ("agent", result.agent), ("backend", result.backend), ("run", str(result.run)),
-        ("variant", str(result.variant)), ("seed", str(result.seed)), ("outcome", result.outcome),
+        ("variant", str(result.variant)), ("noise", result.noise), ("seed", str(result.seed)),
+        ("outcome", result.outcome),
     ]
     pairs += [(f"check.{c.name}", "pass" if c.passed else "fail") for c in result.checks]
     pairs += [(name, str(value)) for name, value in sorted(result.figures.items()) if value is not None]

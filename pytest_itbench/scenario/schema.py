@@ -261,6 +261,12 @@ class Scenario(_Model):
     ground_truth: dict[str, Any]  # validated per domain (SreGroundTruth, ...) in Scenario.truth
     extra: dict[str, Any] = Field(default_factory=dict)  # domain-specific settings (CISO setup, FinOps budget)
     variants: Variants | None = None  # movable fault targets for --itbench-variant (held-out variants)
+    noise: Literal["off", "light", "heavy"] | None = None  # noise during the trial (noise/); None: the domain's default
+
+    @field_validator("noise", mode="before")
+    @classmethod
+    def _noise(cls, value):
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
 
     @field_validator("id")
     @classmethod
@@ -277,6 +283,9 @@ class Scenario(_Model):
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.noise not in (None, "off") and self.domain != "sre":
+            raise ValueError(f"noise {self.noise!r}: only SRE scenarios take noise (a FinOps scenario is judged on "
+                             "the bill, which noise would change; a CISO scenario has no application)")
         if self.domain == "sre":
             if self.complexity_inputs is None:
                 raise ValueError("an SRE scenario gives complexity_inputs (chain_length, resolution_steps, "

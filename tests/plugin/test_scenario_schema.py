@@ -75,3 +75,20 @@ def test_yaml_syntax_errors_have_a_line():
         loads("id: x\ntitle: y\ndomain: [sre\n", "s.yaml")
     with pytest.raises(ScenarioError, match="a scenario file is a YAML mapping"):
         loads("- just\n- a list\n", "s.yaml")
+
+
+@pytest.mark.parametrize("line,level", [("noise: heavy", "heavy"), ("noise: off", "off"), ("noise: light", "light"),
+                                        ("", None)])
+def test_an_sre_scenario_chooses_its_noise(line, level):
+    assert loads(VALID + line + "\n", "s.yaml").noise == level  # a bare YAML off is false: read as off
+
+
+def test_a_noise_level_that_does_not_exist_names_the_field_and_the_choices():
+    with pytest.raises(ScenarioError, match=r"s\.yaml:\d+.*noise.*'off', 'light' or 'heavy'|s\.yaml.*noise"):
+        loads(VALID + "noise: loud\n", "s.yaml")
+
+
+def test_only_sre_scenarios_take_noise():
+    ciso = VALID.replace("domain: sre", "domain: finops")
+    with pytest.raises(ScenarioError, match="only SRE scenarios take noise"):
+        loads(ciso + "noise: heavy\n", "s.yaml")
