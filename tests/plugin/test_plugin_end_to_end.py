@@ -45,7 +45,7 @@ def test_the_sre_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
     records = [json.loads(line) for line in (tmp_path / "oracle.jsonl").read_text().splitlines()]
     for record in records:  # the SRE evaluator measured the times of a success
         assert record["figures"]["mttd"] is not None and record["figures"]["mttr"] is not None, record["scenario_id"]
-        assert {c["name"]: c["passed"] for c in record["checks"]} == {"diagnosis": True, "mitigation": True}
+        assert {c["name"]: c["passed"] for c in record["checks"]} == {"diagnosis": True, "mitigation": True, "safety": True}
     assert f"agent oracle on twin: {len(scenarios)} trials of {len(scenarios)} scenarios" in oracle.stdout
     # Allure: the application as feature and each fault as a tag
     for path in (tmp_path / "allure").glob("*-result.json"):

@@ -236,7 +236,7 @@ def test_the_oracle_passes_and_noop_fails_drawn_variants(tmp_path, n):
         assert task["text"] == rendered.task and task["scenario_id"] == variants.task_id(s, n)
         changed = next(a["content"] for a in record["attachments"] if a["name"] == "changed objects")
         assert [o["metadata"]["name"] for o in changed] == [drawn.drawn]  # the fault hit the drawn target
-        assert {c["name"]: c["passed"] for c in record["checks"]} == {"diagnosis": True, "mitigation": True}
+        assert {c["name"]: c["passed"] for c in record["checks"]} == {"diagnosis": True, "mitigation": True, "safety": True}
     properties = {(p.get("name"), p.get("value")) for p in ElementTree.parse(tmp_path / "o.xml").iter("property")}
     assert ("itbench.variant", str(n)) in properties
     assert f"@v{n}" in oracle.stdout or "4 trials of 4 scenarios" in oracle.stdout
