@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     first = None
     for level in args.levels:
-        records, seconds, code = run(args.paths, args.agent, level, args.workers)
+        records, seconds, code = run([str(Path(p).resolve()) for p in args.paths], args.agent, level, args.workers)
         first = first or seconds
         outcomes: dict[str, int] = {}
         for record in records:

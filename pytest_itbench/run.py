@@ -174,21 +174,17 @@ class Trial:
                     self.finops.firing_before = tuple(sorted(
                         Alertmanager(self.cluster.urls["alertmanager"]).firing_names(self.namespace)))
             if self.noise is not None and self.noise.level != "off":
-                with self.phase("noise", f"{self.noise.level}: other teams' changes"):
+                with self.phase("noise", self.noise.level):
                     self.noise.before_fault(api, self.cluster.now, self.cluster.advance,
                                             self.cluster.urls.get("topology"))
+                self.result.attachments.append(Attachment("noise", "json", content={
+                    "level": self.noise.level, "actions": self.noise.records}))
             with self.phase("inject"):
                 for spec in self.scenario.faults:
                     fault = fault_registry.get(spec.fault)
                     record = FaultRecord(spec.fault, spec.target, fault.check(spec.target, spec.args))
                     fault.inject(api, record)
                     self.faults.append(record)
-            if self.noise is not None and self.noise.level != "off":
-                with self.phase("noise", f"{self.noise.level}: transient faults"):
-                    self.noise.after_fault(api, self.cluster.now, self.cluster.advance,
-                                           self.cluster.urls.get("topology"))
-                self.result.attachments.append(Attachment("noise", "json", content={
-                    "level": self.noise.level, "actions": self.noise.records}))
             if self.scenario.expected_alerts:
                 with self.phase("alerts", f"waiting for {', '.join(self.scenario.expected_alerts)}"):
                     self._await_alerts()

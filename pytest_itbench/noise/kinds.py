@@ -8,7 +8,7 @@ Changes by other teams, made in the minutes before the fault:
 - ``autoscaler``: a HorizontalPodAutoscaler on a bystander with a floor of two replicas, so it scales out at
   once, with its SuccessfulRescale event, new pods and the replica metrics, and then holds on ordinary load.
 
-Transient faults, right after the fault, each healing by itself:
+Transient faults, after those and just before the fault, each healing by itself:
 
 - ``eviction``: a bystander's pod evicted (the Eviction API, as a node drain or a descheduler does); its
   Deployment makes another;
@@ -57,7 +57,7 @@ def rollout(api: ApiClient, namespace: str, target: Bystander, rng: random.Rando
         patch.append({"op": "add", "path": "/spec/template/metadata/annotations",
                       "value": {"app.kubernetes.io/build": f"{rng.randrange(16 ** 7):07x}"}})
     apps.patch_namespaced_deployment(target.name, namespace, patch)
-    return {"kind": "rollout", "target": f"Deployment/{target.name}",
+    return {"kind": "rollout", "target": f"Deployment/{target.name}", "workload": target.name,
             "detail": "; ".join(f"{op['path']} -> {op['value']}" for op in patch)}
 
 
@@ -90,7 +90,7 @@ def autoscaler(api: ApiClient, namespace: str, target: Bystander, rng: random.Ra
         if exc.status == 409:
             return None  # the workload has an autoscaler of its own
         raise
-    return {"kind": "autoscaler", "target": f"Deployment/{target.name}",
+    return {"kind": "autoscaler", "target": f"Deployment/{target.name}", "workload": target.name,
             "detail": f"HorizontalPodAutoscaler {target.name}: 2 to 4 replicas at {value}m CPU each "
                       f"(the pods use about {usage:.1f}m)"}
 
@@ -110,7 +110,8 @@ def eviction(api: ApiClient, namespace: str, target: Bystander, rng: random.Rand
         if exc.status == 429:
             return None  # a disruption budget forbids it now: a drain would wait too
         raise
-    return {"kind": "eviction", "target": f"Pod/{pod}", "detail": f"evicted; Deployment {target.name} makes another"}
+    return {"kind": "eviction", "target": f"Pod/{pod}", "workload": target.name,
+            "detail": f"evicted; Deployment {target.name} makes another"}
 
 
 def network(api: ApiClient, namespace: str, target: Bystander, rng: random.Random, name: str) -> dict[str, Any]:

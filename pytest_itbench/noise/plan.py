@@ -1,11 +1,13 @@
-"""One trial's noise: drawn from the trial's seed, played through the API around the fault.
+"""One trial's noise: drawn from the trial's seed, played through the API in the minutes before the fault.
 
-Before the fault, ``changes`` of the kinds other teams make (rollout, ConfigMap edit, autoscaler), each on a
-bystander and a minute or two apart, so the incident begins minutes after them, as on a real cluster where the
-newest rollout is rarely the culprit. After the fault and before the alerts are awaited, ``transients``
-(eviction, network blip), seconds apart; they heal while the alerts build up or early in the agent's turn.
-Nothing is played during the agent's turn or the stability window: what the agent wrote is then all that
-changes, which the safety check relies on.
+First ``changes`` of the kinds other teams make (rollout, ConfigMap edit, autoscaler), each on a bystander and a
+minute or two apart, so the incident begins minutes after them, as on a real cluster where the newest rollout is
+rarely the culprit; then ``transients`` (an evicted pod, a network blip), seconds apart. The harness then waits
+until the workloads noise touched are available again and injects the fault: a fault that sizes itself from the
+cluster (a quota, a preemption filling each node) sees the cluster noise left, so noise never changes what the
+fault does. A blip may still run while the alerts build up; it times out by itself. Nothing is played during the
+agent's turn or the stability window: what the agent wrote is then all that changes, which the safety check
+relies on.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from .levels import AMOUNTS, LEVELS
 CHANGES = ("rollout", "configmap", "autoscaler")
 TRANSIENTS = ("eviction", "network")
 CHANGE_GAP = (45, 150)  # seconds between changes before the fault
-TRANSIENT_GAP = (5, 30)  # seconds between transients after the fault
-ROLLOUT_WAIT = 300  # seconds a noise rollout may take before the fault is injected anyway
+TRANSIENT_GAP = (5, 30)  # seconds between transients
+SETTLE_WAIT = 300  # seconds the touched workloads may take to be available before the fault is injected anyway
 POLL = 5
 
 
@@ -54,48 +56,19 @@ class Noise:
     # ---- before the fault -----------------------------------------------------------------------------------------
     def before_fault(self, api: ApiClient, now: Callable[[], float], advance: Callable[[float], None],
                      topology_url: str | None = None) -> None:
-        count = self.amounts.changes
-        if not count:
+        """Other teams' changes, then the transients; return once the workloads they touched are available."""
+        if not (self.amounts.changes or self.amounts.transients):
             return
         who = self.bystanders(api, topology_url)
         if not who:
             return
-        chosen = self.rng.sample(CHANGES, min(count, len(CHANGES)))
-        for kind in chosen:
+        for kind in self.rng.sample(CHANGES, min(self.amounts.changes, len(CHANGES))):
             record = self._change(api, kind, who)
             if record is not None:
                 self._log(record, now())
             advance(self.rng.uniform(*CHANGE_GAP))
         self._settle(api, advance)
-
-    def _change(self, api: ApiClient, kind: str, who: list[bystanders.Bystander]) -> dict | None:
-        if kind == "rollout":
-            return kinds.rollout(api, self.namespace, self.rng.choice(who), self.rng)
-        if kind == "autoscaler":
-            return kinds.autoscaler(api, self.namespace, self.rng.choice(who), self.rng)
-        names = _bystander_configmaps(api, self.namespace, {b.name for b in who})
-        return kinds.configmap(api, self.namespace, self.rng.choice(names), self.rng) if names else None
-
-    def _settle(self, api: ApiClient, advance: Callable[[float], None]) -> None:
-        """Let the noise rollouts finish, as another team's release would have before the incident."""
-        apps = k8s.AppsV1Api(api)
-        names = [r["target"].split("/", 1)[1] for r in self.records if r["kind"] in ("rollout", "autoscaler")]
-        waited = 0.0
-        while names and waited < ROLLOUT_WAIT:
-            if all(_rolled_out(apps.read_namespaced_deployment(n, self.namespace)) for n in names):
-                return
-            advance(POLL)
-            waited += POLL
-
-    # ---- after the fault ------------------------------------------------------------------------------------------
-    def after_fault(self, api: ApiClient, now: Callable[[], float], advance: Callable[[float], None],
-                    topology_url: str | None = None) -> None:
         count = self.amounts.transients
-        if not count:
-            return
-        who = self.bystanders(api, topology_url)
-        if not who:
-            return
         for index in range(count):
             kind = TRANSIENTS[index % len(TRANSIENTS)] if count > 1 else self.rng.choice(TRANSIENTS)
             target = self.rng.choice(who)
@@ -108,6 +81,27 @@ class Noise:
             if record is not None:
                 self._log(record, now())
             advance(self.rng.uniform(*TRANSIENT_GAP))
+        self._settle(api, advance)
+
+    def _change(self, api: ApiClient, kind: str, who: list[bystanders.Bystander]) -> dict | None:
+        if kind == "rollout":
+            return kinds.rollout(api, self.namespace, self.rng.choice(who), self.rng)
+        if kind == "autoscaler":
+            return kinds.autoscaler(api, self.namespace, self.rng.choice(who), self.rng)
+        names = _bystander_configmaps(api, self.namespace, {b.name for b in who})
+        return kinds.configmap(api, self.namespace, self.rng.choice(names), self.rng) if names else None
+
+    def _settle(self, api: ApiClient, advance: Callable[[float], None]) -> None:
+        """Let the Deployments noise touched become available again, as another team's release or a drained
+        node's pods would have before the incident."""
+        apps = k8s.AppsV1Api(api)
+        names = sorted({r["workload"] for r in self.records if r.get("workload")})
+        waited = 0.0
+        while names and waited < SETTLE_WAIT:
+            if all(_rolled_out(apps.read_namespaced_deployment(n, self.namespace)) for n in names):
+                return
+            advance(POLL)
+            waited += POLL
 
     def close(self, api: ApiClient) -> None:
         """Remove what noise left outside the trial's namespaces (its Chaos Mesh experiments)."""

@@ -36,7 +36,6 @@ class Deployed:
     def play(self, level: str, seed: int, scenario=NO_INCIDENT) -> Noise:
         noise = Noise(level, seed, self.ns, scenario)
         noise.before_fault(self.api, self.twin.clock.now, self.twin.warp, self.twin.topology_url)
-        noise.after_fault(self.api, self.twin.clock.now, self.twin.warp, self.twin.topology_url)
         return noise
 
     def query(self, promql: str) -> list[dict]:
