@@ -2,8 +2,8 @@
 
 Other teams roll out, edit their ConfigMaps and add autoscalers in the minutes before the incident; a pod of an
 unrelated service is evicted and comes back, a dependency off the alert's path is slow or drops packets for a
-minute. Each is an ordinary change made through the Kubernetes API (or a Chaos Mesh experiment, the twin's and a
-real cluster's way to make a network misbehave), so it shows in every signal the real thing shows in, and the
+minute. Each is an ordinary change made through the Kubernetes API (or a Chaos Mesh experiment, the twin's and
+a real cluster's way to make a network misbehave), so it shows in every signal the real thing shows in, and the
 twin never learns that it is noise (rule 2 of ARCHITECTURE.md). See :mod:`.plan` for what is drawn and when,
 :mod:`.bystanders` for who may be touched, :mod:`.kinds` for each kind.
 """

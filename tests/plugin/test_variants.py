@@ -241,8 +241,8 @@ def test_the_oracle_passes_and_noop_fails_drawn_variants(tmp_path, n):
     assert ("itbench.variant", str(n)) in properties
     assert f"@v{n}" in oracle.stdout or "4 trials of 4 scenarios" in oracle.stdout
 
-    noop = project.subprocess("--itbench-agent=noop", f"--itbench-variant={n}", "--itbench-results=n.jsonl", *files,
-                              timeout=900)
+    noop = project.subprocess("--itbench-agent=noop", f"--itbench-variant={n}", "--itbench-results=n.jsonl",
+                              "--itbench-noise=off", *files, timeout=900)  # noise is tested in tests/noise
     assert noop.returncode == 1, noop.stdout[-6000:] + noop.stderr[-3000:]
     records = [json.loads(line) for line in (tmp_path / "n.jsonl").read_text().splitlines()]
     assert {(r["scenario_id"], r["variant"], r["outcome"]) for r in records} == {(s, n, "failed") for s in END_TO_END}
