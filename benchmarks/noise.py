@@ -13,32 +13,16 @@ the trials that ran them). Not a timed test: the whole catalog at two levels is 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
+
+from . import pytest_session
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = ("off", "light", "heavy")
 
 
 def run(paths: list[str], agent: str, level: str, workers: int) -> tuple[list[dict], float, int]:
-    with tempfile.TemporaryDirectory() as work:
-        results = Path(work, "results.jsonl")
-        env = dict(os.environ, KUBECACHEDIR=str(Path(work, "kubecache")))
-        parallel = ["-n", str(workers)] if workers > 1 else []
-        began = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
-                               f"--itbench-agent={agent}", f"--itbench-noise={level}", *parallel,
-                               f"--itbench-results={results}"], cwd=work, env=env, capture_output=True, text=True)
-        seconds = time.perf_counter() - began
-        records = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
-    if not records:
-        print(done.stdout[-3000:] + done.stderr[-3000:])
-    return records, seconds, done.returncode
+    return pytest_session.run(paths, [f"--itbench-agent={agent}", f"--itbench-noise={level}"], workers)
 
 
 def _share(records: list[dict], check: str) -> str:
