@@ -49,6 +49,8 @@ SPECS: list[tuple[dict[str, Any], str | None]] = [
     (_spec("trace_search", "Traces of a service from Jaeger in the last 'minutes' minutes; tags such as "
            "{\"error\": \"true\"} keep failed ones.", ("service",), service=_STRING, operation=_STRING,
            tags={"type": "object", "additionalProperties": _STRING}, minutes=_NUMBER, limit=_INTEGER), "jaeger"),
+    (_spec("trace_get", "One trace by its traceID (from trace_search): each span with its service, operation, duration, callee and error.", ("trace_id",),
+           trace_id=_STRING), "jaeger"),
     (_spec("trace_dependencies", "Caller-callee service pairs seen in the traces of the last 'minutes' minutes.",
            minutes=_NUMBER), "jaeger"),
     (_spec("logs", "The last lines of a container's log (pod may be deployment/NAME); previous=true reads the "
@@ -116,6 +118,7 @@ class Toolkit:
             "trace_search": lambda service, operation=None, tags=None, minutes=15, limit=20: self.traces.search(
                 service, operation=operation, tags=tags, lookback=float(minutes) * 60, limit=int(limit),
                 thought=thought),
+            "trace_get": lambda trace_id: self.traces.trace(str(trace_id), thought=thought),
             "trace_dependencies": lambda minutes=60: self.traces.dependencies(float(minutes) * 60, thought=thought),
             "logs": lambda pod, namespace, container=None, tail=100, previous=False: self.logs(
                 pod, namespace, container=container, tail=int(tail), previous=bool(previous), thought=thought),

@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from .base import HttpTool
+from .base import HttpTool, ToolError
 
 # Span tags that name the service or host a client span called (OpenTelemetry, then older conventions).
 PEER_TAGS = ("peer.service", "server.address", "net.peer.name", "rpc.service")
@@ -38,6 +38,12 @@ class TracesTool(HttpTool):
         if min_duration:
             params["minDuration"] = min_duration
         return list(self.get("/api/traces", params, thought=thought).get("data") or [])
+
+    def trace(self, trace_id: str, *, thought: str = "") -> list[dict[str, Any]]:
+        """One trace by its id, in the JSON of ``search`` (a list of one trace)."""
+        if not trace_id or not all(c.isalnum() or c in "+/=-_" for c in trace_id):
+            raise ToolError(f"traces: {trace_id!r} is not a trace id (hex, as in the traceID of a search)")
+        return list(self.get(f"/api/traces/{trace_id}", thought=thought).get("data") or [])
 
     def dependencies(self, lookback: float = 3600.0, *, thought: str = "") -> list[dict[str, Any]]:
         """Caller-callee pairs seen in the traces: ``[{"parent", "child", "callCount"}]``."""

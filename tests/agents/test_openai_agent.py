@@ -25,12 +25,13 @@ import pytest_itbench.policy.kyverno  # noqa: E402,F401
 
 from pytest_itbench.agents import AgentSpecError, Task, Trajectory, resolve  # noqa: E402
 from pytest_itbench.agents.openai_agent import EndpointFailed, OpenAIAgent, OpenAISettings  # noqa: E402
-from pytest_itbench.agents.openai_agent import kubectl_rules, settings as settings_module  # noqa: E402
+from pytest_itbench.agents.openai_agent import settings as settings_module  # noqa: E402
 from pytest_itbench.agents.openai_agent.budget import cut_to_tokens  # noqa: E402
-from pytest_itbench.agents.openai_agent.handin import Handin  # noqa: E402
 from pytest_itbench.agents.openai_agent.retries import Backoff  # noqa: E402
-from pytest_itbench.agents.openai_agent.toolbox import ToolBox  # noqa: E402
 from pytest_itbench.report.jsonl import load  # noqa: E402
+from pytest_itbench.tools.functions import kubectl_rules  # noqa: E402
+from pytest_itbench.tools.functions.handin import Handin  # noqa: E402
+from pytest_itbench.tools.functions.toolbox import ToolBox  # noqa: E402
 from tests.agents.fake_openai import FakeOpenAI, die, drop, message, status, tool_call, tool_calls  # noqa: E402
 from tests.conftest import KUBECTL  # noqa: E402
 
@@ -160,7 +161,7 @@ def test_a_scripted_model_writes_tests_and_hands_in_a_kyverno_policy(pytester):
         tool_call("write_file", {"path": "policy.yaml", "content": reference}),
         tool_call("test_kyverno_policy", {"policy": "policy.yaml"}),
         tool_call("kubectl", {"args": ["apply", "-f", "policy.yaml"]}),
-        tool_call("submit", {"artifacts": {"policy": "policy.yaml"}}),
+        tool_call("hand_in", {"artifacts": {"policy": "policy.yaml"}}),
     ]
     with FakeOpenAI(script) as fake:
         result, record, _ = run_trial(pytester, fake, scenario)
@@ -168,7 +169,7 @@ def test_a_scripted_model_writes_tests_and_hands_in_a_kyverno_policy(pytester):
     assert {c.name: c.passed for c in record.checks} == {"policy": True, "posture": True}
     assert "compliance engineer" in fake.requests[0]["messages"][0]["content"]
     offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
-    assert {"kubectl", "write_file", "run_script", "test_rego", "test_kyverno_policy", "submit"} <= offered
+    assert {"kubectl", "write_file", "run_script", "test_rego", "test_kyverno_policy", "hand_in"} <= offered
     assert "submit_diagnosis" not in offered and "promql_query" not in offered
     assert "node-debugger" in tool_messages(fake.requests[1])[0]
     assert "YAML document(s): ClusterPolicy/disallow-privileged-containers" in tool_messages(fake.requests[2])[-1]
@@ -186,7 +187,7 @@ def test_a_rate_limit_and_a_server_error_are_retried_and_the_trial_passes(pytest
         status(429, retry_after=0, text="slow down"),
         tool_call("write_file", {"path": "policy.yaml", "content": reference}),
         status(500, text="upstream hiccup"),
-        tool_call("submit", {"artifacts": {"policy": "policy.yaml"}}),
+        tool_call("hand_in", {"artifacts": {"policy": "policy.yaml"}}),
     ]
     with FakeOpenAI(script) as fake:
         result, record, _ = run_trial(pytester, fake, scenario)
@@ -195,7 +196,7 @@ def test_a_rate_limit_and_a_server_error_are_retried_and_the_trial_passes(pytest
     assert fake.requests[0] == fake.requests[1]  # the same request again
     notes = attachment(record, "submission")["notes"]
     assert "2 transient endpoint errors retried" in notes and "HTTP 500" in notes
-    assert [s["tool"] for s in attachment(record, "trajectory")] == ["write_file", "submit"]
+    assert [s["tool"] for s in attachment(record, "trajectory")] == ["write_file", "hand_in"]
 
 
 def tcp_connections(port: int) -> list[str]:
@@ -385,7 +386,7 @@ def test_files_stay_in_the_workdir(make_task, tmp_path):
     written = tools.call("write_file", json.dumps({"path": "sub/policy.yaml", "content": "kind: ClusterPolicy\n"}))
     assert not written.error
     assert tools.call("read_file", '{"path": "sub/policy.yaml"}').observation == "kind: ClusterPolicy\n"
-    assert "does not exist" in tools.call("submit", '{"artifacts": {"policy": "missing.yaml"}}').error
+    assert "does not exist" in tools.call("hand_in", '{"artifacts": {"policy": "missing.yaml"}}').error
 
 
 def test_a_script_and_a_rego_policy_are_run_as_they_will_be_graded(make_task):
@@ -483,3 +484,4 @@ def test_the_task_message_leaves_out_the_scenario_id(make_task):
     assert "Prometheus metrics" in text and "Jaeger traces" in text and "Alertmanager" not in text
     for domain, words in (("sre", "site reliability"), ("finops", "FinOps"), ("ciso", "compliance")):
         assert words in system_prompt(domain)
+

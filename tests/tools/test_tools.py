@@ -148,6 +148,17 @@ def test_traces_lead_to_the_broken_service(tools):
     assert ("frontend", BROKEN) in pairs
 
 
+def test_trace_get_returns_the_trace_a_search_found(tools):
+    kit, trajectory = tools
+    found = kit.traces.search("frontend", tags={"error": "true"}, lookback=600, limit=1)[0]
+    [trace] = kit.call("trace_get", {"trace_id": found["traceID"]})
+    assert trace["traceID"] == found["traceID"]
+    assert {s["spanID"] for s in trace["spans"]} == {s["spanID"] for s in found["spans"]}
+    assert trajectory.steps[-1].tool == "traces" and found["traceID"] in trajectory.steps[-1].action
+    with pytest.raises(ToolError, match="not a trace id"):
+        kit.call("trace_get", {"trace_id": "../services"})
+
+
 def test_logs_through_kubectl(tools):
     kit, trajectory = tools
     lines = kit.logs("deployment/frontend", NAMESPACE, tail=5)

@@ -2,8 +2,7 @@
 
     settings.py       model, endpoint, key, limits: command line, ini file, environment
     agent.py          the loop: observation, thought, action, until handed in or out of steps, tokens or time
-    toolbox.py        the tools as function-calling schemas, and running a call (kubectl_rules, ciso_tools,
-                      diagnosis, observations)
+    (its tools are pytest_itbench/tools/functions: the same ones the trial's MCP server serves)
     budget.py         tokens: approximated, budgeted, observations cut to size
     retries.py        transient endpoint errors retried with back-off and seeded jitter
     endpoint.py       the ``openai`` client (imported only when an agent is built)

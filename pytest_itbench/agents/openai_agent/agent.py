@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...tools import DeadlineReached
+from ...tools.functions import diagnosis
+from ...tools.functions.handin import Handin
+from ...tools.functions.toolbox import ToolBox
 from ..base import Submission, Task, Trajectory
-from . import diagnosis, prompts
+from . import prompts
 from .budget import TokenBudget, approx_message_tokens, approx_tokens, cut_to_tokens
 from .endpoint import ModelEndpoint, ModelTurn
-from .handin import Handin
 from .retries import Backoff, DeadlineNear, call_with_retries
 from .settings import OpenAISettings, from_values
-from .toolbox import ToolBox
 
 # Turns in a row without a tool call after which the model is taken to be done talking.
 MAX_IDLE_TURNS = 3

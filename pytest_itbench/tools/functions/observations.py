@@ -18,7 +18,7 @@ MAX_SPANS_PER_TRACE = 40
 def render(tool: str, value: Any) -> str:
     if isinstance(value, str):
         return value
-    if tool == "trace_search" and isinstance(value, list):
+    if tool in ("trace_search", "trace_get") and isinstance(value, list):
         return render_traces(value)
     if tool == "logs" and isinstance(value, list) and all(isinstance(line, str) for line in value):
         return "\n".join(value) if value else "(no log lines)"

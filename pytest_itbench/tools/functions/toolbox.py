@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from collections.abc import Collection
 from typing import Any, Callable
 
 from ...tools import DeadlineReached, ToolError, Toolkit
-from ..base import Task, Trajectory
+from ...agents.base import Task, Trajectory
 from . import ciso_tools, diagnosis, kubectl_rules
 from .handin import Handin
 from .observations import render
@@ -45,7 +46,7 @@ class ToolResult:
 
 class ToolBox:
     def __init__(self, task: Task, handin: Handin, *, time_left: Callable[[], float],
-                 kubectl_binary: str | None = None):
+                 kubectl_binary: str | None = None, without: Collection[str] = ()):
         self.task = task
         self.handin = handin
         self.time_left = time_left
@@ -60,9 +61,12 @@ class ToolBox:
         if task.domain == "ciso":
             specs += [s for s in self.toolkit.specs() if s["name"] == "wait"] + ciso_tools.SPECS
             self.handlers.update(write_file=self._write_file, read_file=self._read_file, run_script=self._run_script,
-                                 test_rego=self._test_rego, test_kyverno_policy=self._test_kyverno, submit=self._submit)
+                                 test_rego=self._test_rego, test_kyverno_policy=self._test_kyverno, hand_in=self._hand_in)
         else:
-            specs += [s for s in self.toolkit.specs() if s["name"] != "kubectl"] + [diagnosis.SPEC]
+            # A signal withheld by URL (traces, metrics) is already absent from the toolkit's specs; logs are
+            # withheld by RBAC, so their tool goes here (kubectl logs then answers Forbidden, as it would).
+            specs += [s for s in self.toolkit.specs() if s["name"] != "kubectl"
+                      and not (s["name"] == "logs" and "logs" in without)] + [diagnosis.SPEC]
             self.handlers.update({s["name"]: self._toolkit_call(s["name"]) for s in specs
                                   if s["name"] not in ("kubectl", "wait", "submit_diagnosis")})
             self.handlers["submit_diagnosis"] = self._submit_diagnosis
@@ -74,7 +78,7 @@ class ToolBox:
 
     @property
     def handin_tool(self) -> str:
-        return "submit" if self.task.domain == "ciso" else "submit_diagnosis"
+        return "hand_in" if self.task.domain == "ciso" else "submit_diagnosis"
 
     def openai_tools(self) -> list[dict[str, Any]]:
         return [{"type": "function", "function": spec} for spec in self.specs]
@@ -190,12 +194,12 @@ class ToolBox:
         on = arguments.get("resources_file") or "the cluster's resources"
         return ToolResult(text, f"test_kyverno_policy {arguments.get('policy')} on {on}", error)
 
-    def _submit(self, arguments: dict[str, Any]) -> ToolResult:
+    def _hand_in(self, arguments: dict[str, Any]) -> ToolResult:
         _only(arguments, "artifacts")
         artifacts = ciso_tools.check_artifacts(self.workdir, arguments.get("artifacts"))
         self.handin.record_artifacts(artifacts)
         shown = ", ".join(f"{role}={path}" for role, path in artifacts.items())
-        return ToolResult(f"handed in: {shown}", f"submit {shown}")
+        return ToolResult(f"handed in: {shown}", f"hand_in {shown}")
 
     # ---- helpers ---------------------------------------------------------------------------------------------------
     def _parameters(self, name: str) -> str:

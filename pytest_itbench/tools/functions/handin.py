@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base import Submission
+from ...agents.base import Submission
 
 
 @dataclass

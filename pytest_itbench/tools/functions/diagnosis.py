@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from ..base import Submission
+from ...agents.base import Submission
 
 _TEXT = {"type": "string"}
 

@@ -19,8 +19,8 @@ import yaml
 
 from ...tools import ToolError
 from ...tools.kubectl import KubectlTool
-from ..base import Task
-from ..process_group import kill_leader
+from ...agents.base import Task
+from ...agents.process_group import kill_leader
 
 MAX_FILE_BYTES = 256 * 1024
 SCRIPT_LIMIT = 120.0  # seconds a script may run at most (the evaluator's default is 60)
@@ -52,7 +52,7 @@ SPECS: list[dict[str, Any]] = [
                                                    "file. Shows pass/fail per resource and rule.",
      "parameters": {"type": "object", "properties": {"policy": _STRING, "resources_file": _STRING},
                     "required": ["policy"], "additionalProperties": False}},
-    {"name": "submit", "description": "Hand in your files by role, e.g. {\"policy\": \"policy.yaml\"} or "
+    {"name": "hand_in", "description": "Hand in your files by role, e.g. {\"policy\": \"policy.yaml\"} or "
                                       "{\"script\": \"script.sh\", \"policy\": \"policy.rego\"}. Ends your work.",
      "parameters": {"type": "object", "properties": {"artifacts": {"type": "object",
                                                                    "additionalProperties": _STRING}},
