@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from . import hookspecs
-from .agents import registry as agent_registry
+from .agents import registry as agent_registry, secrets
 from .agents.errors import AgentSpecError
 from .agents.openai_agent import settings as openai_settings
 from .backends import options as backend_options
@@ -40,6 +40,7 @@ _KEPT = pytest.StashKey[list]()
 _BAD_FILES = pytest.StashKey[set]()  # node ids of scenario files that failed collection
 _PRICES = pytest.StashKey[model_prices.PriceTable]()  # the session's per-model token prices
 _UNSAFE = pytest.StashKey[str]()  # --itbench-unsafe / itbench_unsafe: fail or pass
+_AGENT_ENV = pytest.StashKey[tuple]()  # --itbench-agent-env / itbench_agent_env: names passed to an exec agent
 
 
 # ---- options and configuration -------------------------------------------------------------------------------------
@@ -71,6 +72,11 @@ def pytest_addoption(parser):
                     help="an unsafe pass (alerts clear after a destructive write outside the blast radius): fail "
                     "the trial (default) or let it pass, counted apart; also the ini option itbench_unsafe")
     parser.addini("itbench_unsafe", "fail or pass: the outcome of an unsafe pass (see --itbench-unsafe)", default="fail")
+    group.addoption("--itbench-agent-env", action="append", default=[], metavar="NAME[,NAME...]",
+                    help="pass these variables of pytest's environment to an exec: agent (its model's API key, ...); "
+                    "their values are masked in every report; repeatable; also the ini option itbench_agent_env")
+    parser.addini("itbench_agent_env", "variables passed to an exec: agent (see --itbench-agent-env)", type="args",
+                  default=[])
     model_prices.add_options(parser, group)
     group.addoption("--itbench-catalog", action="store_true",
                     help="run the catalog pytest-itbench ships (also: --itbench-agent without test paths)")
@@ -80,6 +86,16 @@ def pytest_addoption(parser):
         group.addoption(f"--itbench-ntam-{name}", type=_ntam_value(name), metavar="X",
                         help=f"NTAM's {name}: {what}; overrides the scenario's evaluation.ntam")
     openai_settings.add_options(parser.getgroup("itbench-openai", "the openai agent of pytest-itbench"), parser)
+
+
+def _agent_env(config) -> tuple[str, ...]:
+    given = [*config.getini("itbench_agent_env"), *config.getoption("itbench_agent_env")]
+    try:
+        names = secrets.parse_names(given)
+        secrets.Secrets(names)  # set, and long enough to be masked
+    except secrets.SecretsError as exc:
+        raise pytest.UsageError(f"--itbench-agent-env / itbench_agent_env ({', '.join(given)}): {exc}") from None
+    return names
 
 
 def _ntam_value(name):
@@ -128,11 +144,13 @@ def pytest_configure(config):
             raise pytest.UsageError(f"--itbench-timeout={timeout}: {exc}") from None
     config.stash[_PRICES] = model_prices.from_config(config)  # a bad price file fails here, naming its line
     config.stash[_UNSAFE] = _unsafe_mode(config)
+    config.stash[_AGENT_ENV] = _agent_env(config)
     if spec:
         if spec.strip() != agent_registry.ORACLE:
             try:
                 # Fail before any trial: a misspelt name lists the alternatives, a bad setting names its option.
-                agent_registry.resolve(spec, settings=openai_settings.values_from_pytest(config))
+                agent_registry.resolve(spec, settings=openai_settings.values_from_pytest(config),
+                                       pass_env=config.stash[_AGENT_ENV])
             except AgentSpecError as exc:
                 raise pytest.UsageError(f"--itbench-agent={spec}: {exc}") from None
         _run_catalog_when_no_paths(config)
@@ -305,7 +323,7 @@ def itbench_trial(request, itbench_backend, tmp_path):
                       without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"),
                       ntam={k: v for k in "wtg" if (v := config.getoption(f"itbench_ntam_{k}")) is not None},
                       prices=config.stash[_PRICES], unsafe=config.stash[_UNSAFE],
-                      noise=config.getoption("itbench_noise"))
+                      noise=config.getoption("itbench_noise"), agent_env=config.stash[_AGENT_ENV])
     path = str(request.node.path) if options.runs == 1 else f"{request.node.path}::{request.node.name}"
 
     def make_agent():
@@ -339,7 +357,8 @@ def _finish(item, trial) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_itbench_make_agent(spec, scenario, scenario_dir, config):
     return agent_registry.resolve(spec, scenario, scenario_dir=scenario_dir,
-                                  settings=openai_settings.values_from_pytest(config))
+                                  settings=openai_settings.values_from_pytest(config),
+                                  pass_env=config.stash[_AGENT_ENV])
 
 
 # ---- reports -------------------------------------------------------------------------------------------------------

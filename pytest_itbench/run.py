@@ -22,6 +22,7 @@ from kubernetes import client as k8s, dynamic
 from . import agent_access, ciso_setup, finops_setup
 from .agents.base import Submission, Task, Trajectory
 from .agents.errors import AgentFailure
+from .agents.secrets import Secrets
 from .apps.catalog import application
 from .apps.deploy import deploy
 from .apps.history import make_history
@@ -67,6 +68,7 @@ class Options:
     prices: PriceTable | None = None  # per-model token prices (--itbench-prices); None: the shipped table
     unsafe: str = "fail"  # --itbench-unsafe: an unsafe pass (alerts clear after a destructive write) fails or passes
     noise: str | None = None  # --itbench-noise: off, light or heavy for every SRE scenario; None: the scenario's
+    agent_env: tuple[str, ...] = ()  # --itbench-agent-env: variables passed to an exec agent, masked in the result
 
 
 class Progress:
@@ -199,22 +201,54 @@ class Trial:
 
     def play(self) -> TrialResult:
         """Run the agent, then the evaluators; the result's outcome is decided here."""
-        task = self.task = self._task()
-        self.result.attachments.append(Attachment("task", "json", content=task.to_dict()))
+        try:
+            return self._play()
+        finally:
+            self._mask_secrets()
+
+    def _mask_secrets(self) -> None:
+        """The values of the variables passed to the agent, masked in all the result holds (also what came
+        through MCP and what the evaluators quote from the cluster)."""
+        found = Secrets(self.options.agent_env, strict=False)
+        if not found:
+            return
+        result = self.result
+        for check in result.checks:
+            check.detail = found.text(check.detail)
+        result.error = found.text(result.error)
+        for attachment in result.attachments:
+            if attachment.content is not None:
+                attachment.content = found.data(attachment.content)
+            if attachment.path:
+                found.file(attachment.path)
+        for step in self.trajectory.steps:
+            for name in step.TEXTS:
+                setattr(step, name, found.text(getattr(step, name)))
+        self.trajectory.problems[:] = [found.text(p) for p in self.trajectory.problems]
+
+    def _play(self) -> TrialResult:
+        from .mcp import trial as mcp_trial  # the SDK, Starlette and uvicorn: loaded when a trial plays, not with pytest
+
         agent = self.make_agent()
         failure: AgentFailure | None = None
         watcher = self._watch_writes()
-        with self.phase("agent", f"{self.options.agent}, {task.time_limit:g} s limit"):
-            with self.cluster.realtime(), watcher or contextlib.nullcontext():
-                self.agent_started = self.cluster.now()
-                if self.finops is not None:
-                    self.finops.spend_before_agent = costs.read(
-                        Prometheus(self.cluster.urls["prometheus"]), self.namespace, self.agent_started).namespace_cost
-                try:
-                    self.submission = agent.run(task, self.trajectory)
-                except AgentFailure as exc:
-                    failure = exc
-                self.agent_seconds = self.cluster.now() - self.agent_started
+        with self.phase("agent", f"{self.options.agent}, {self.options.timeout or self.scenario.time_limit:g} s "
+                                 f"limit"):
+            with mcp_trial.offered(self._task(), without=self.options.without) as offer:
+                task = self.task = offer.task
+                self.result.attachments.append(Attachment("task", "json", content=task.to_dict()))
+                with self.cluster.realtime(), watcher or contextlib.nullcontext():
+                    self.agent_started = self.cluster.now()
+                    if self.finops is not None:
+                        self.finops.spend_before_agent = costs.read(
+                            Prometheus(self.cluster.urls["prometheus"]), self.namespace,
+                            self.agent_started).namespace_cost
+                    try:
+                        self.submission = agent.run(task, self.trajectory)
+                    except AgentFailure as exc:
+                        failure = exc
+                    self.agent_seconds = self.cluster.now() - self.agent_started
+            self.submission, failure = offer.settle(self.submission, failure, self.trajectory)
         # Steps, tokens, tool calls, loops, failed commands and cost, for every kind of agent alike.
         prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
         analysis = trajectory_analysis.analyse(self.trajectory, prices)

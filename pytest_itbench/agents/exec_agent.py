@@ -4,8 +4,9 @@ The program learns everything from environment variables and files (docs/agents.
 ``KUBECONFIG``, ``ITBENCH_TASK`` (the Task as JSON), ``ITBENCH_<SIGNAL>_URL`` for each signal offered,
 ``ITBENCH_WORKDIR`` (also its cwd), ``ITBENCH_OUTPUT`` (where it writes its submission JSON),
 ``ITBENCH_TRAJECTORY`` (JSONL steps it may append), ``ITBENCH_DEADLINE`` (epoch seconds). Of the
-parent's environment it gets PATH, HOME and LANG, and the names given in ``pass_env``; nothing else,
-so the harness' credentials never reach it.
+parent's environment it gets PATH, HOME and LANG, and the names given in ``pass_env``
+(``--itbench-agent-env``); nothing else, so the harness' credentials never reach it. The values passed
+are masked in its logs, trajectory and output before anything reads them (secrets.py).
 
 At the deadline the whole group gets SIGTERM, then SIGKILL after ``grace`` seconds. Whatever the
 outcome, no process of the group is left running when ``run`` returns or raises.
@@ -28,6 +29,7 @@ from . import process_group
 from .base import Submission, Task, Trajectory
 from .errors import (DOCS, AgentCrashed, AgentExited, AgentOutputInvalid, AgentOutputMissing, AgentSpecError,
                      AgentTimedOut)
+from .secrets import Secrets
 from .trajectory_file import read_steps
 
 INHERITED = ("PATH", "HOME", "LANG")
@@ -76,6 +78,10 @@ class ExecAgent:
             # and with its own session nothing else would ever stop them.
             left, survivors = process_group.end(proc.pid, self.grace)
             proc.wait()
+            # Before anything reads them: the values of the variables passed through never reach a record.
+            secrets = Secrets(self.pass_env, strict=False)
+            for path in (files.stdout, files.stderr, files.trajectory, files.output):
+                secrets.file(path)
         elapsed = time.monotonic() - started
         read_steps(files.trajectory, trajectory)
         if left and not timed_out:

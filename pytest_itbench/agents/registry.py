@@ -53,15 +53,16 @@ def available() -> list[str]:
 
 
 def resolve(spec: str, scenario: Scenario | None = None, *,
-            scenario_dir: str | os.PathLike | None = None, settings: Mapping[str, str] | None = None) -> Agent:
+            scenario_dir: str | os.PathLike | None = None, settings: Mapping[str, str] | None = None,
+            pass_env: tuple[str, ...] = ()) -> Agent:
     """The agent SPEC names; ``scenario`` and ``scenario_dir`` go to the oracle alone, ``settings`` (text by
-    name) to the built-in that takes them.
+    name) to the built-in that takes them, ``pass_env`` (variable names, --itbench-agent-env) to an exec agent.
 
     Raises AgentSpecError (a ValueError) naming the problem and the alternatives.
     """
     spec = spec.strip()
     if spec.startswith("exec:"):
-        return ExecAgent(spec[len("exec:"):], name=spec)
+        return ExecAgent(spec[len("exec:"):], name=spec, pass_env=pass_env)
     if spec == ORACLE:
         return GuardedAgent(Oracle(scenario, scenario_dir), ORACLE)
     if spec in BUILTINS:

@@ -83,7 +83,7 @@ def prometheus():
 @pytest.mark.skipif(not (shutil.which("jq") and shutil.which("curl")), reason="the shell example uses jq and curl")
 def test_the_shell_example_reads_alerts_and_deployments_and_writes_its_diagnosis(shop, make_task, prometheus,
                                                                                   script):
-    agent = ExecAgent(str(script("my_agent.sh", code_block("bash", "#!/usr/bin/env bash"))))
+    agent = ExecAgent(str(script("my_agent.sh", code_block("bash", "# my_agent.sh: run with"))))
     trajectory = Trajectory()
     task = make_task(kubeconfig=shop.agent_kubeconfig, urls={"prometheus": prometheus})
     submission = agent.run(task, trajectory)
@@ -98,7 +98,7 @@ def test_the_shell_example_reads_alerts_and_deployments_and_writes_its_diagnosis
 
 @pytest.mark.skipif(not shutil.which("jq"), reason="the shell example uses jq")
 def test_the_shell_example_runs_without_metrics_when_they_are_withheld(shop, make_task, script):
-    agent = ExecAgent(str(script("my_agent.sh", code_block("bash", "#!/usr/bin/env bash"))))
+    agent = ExecAgent(str(script("my_agent.sh", code_block("bash", "# my_agent.sh: run with"))))
     submission = agent.run(make_task(kubeconfig=shop.agent_kubeconfig, urls={}), Trajectory())
     assert submission.diagnosis["alerts_explained"] == []
     assert [e["name"] for e in submission.diagnosis["entities"]] == ["shop/Deployment/cart"]

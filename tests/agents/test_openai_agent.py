@@ -485,3 +485,28 @@ def test_the_task_message_leaves_out_the_scenario_id(make_task):
     for domain, words in (("sre", "site reliability"), ("finops", "FinOps"), ("ciso", "compliance")):
         assert words in system_prompt(domain)
 
+
+@needs_kubectl
+def test_with_its_tools_from_the_trial_s_mcp_server_the_same_script_scores_the_same(pytester):
+    """--itbench-openai-tools=mcp: the same tools, reached through the trial's MCP server; each call is recorded
+    once (the agent's step, with its thought and tokens), not again by the server."""
+    shutil.copy(SCALED_TO_ZERO, pytester.path / SCALED_TO_ZERO.name)
+    deployment = f"{SHOP}/Deployment/product-catalog"
+    script = [
+        tool_call("kubectl", {"args": ["get", "deployments", "-n", SHOP]}, content="Which workload lost its pods?"),
+        tool_call("kubectl", {"args": ["scale", "deployment/product-catalog", "-n", SHOP, "--replicas=1"]}),
+        tool_call("no_such_tool", {}),
+        tool_call("submit_diagnosis", {"entities": [{"name": deployment, "contributing_factor": True}]}),
+    ]
+    with FakeOpenAI(script) as fake:
+        result, record, _ = run_trial(pytester, fake, SCALED_TO_ZERO.name, "--itbench-openai-tools=mcp")
+    result.assert_outcomes(passed=1)
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert {"kubectl", "promql_query", "trace_get", "logs", "submit_diagnosis"} <= offered
+    assert "product-catalog" in tool_messages(fake.requests[1])[0]
+    assert tool_messages(fake.requests[3])[-1].startswith("error: unknown tool 'no_such_tool'")
+    steps = attachment(record, "trajectory")
+    assert [s["tool"] for s in steps] == ["kubectl", "kubectl", "no_such_tool", "submit_diagnosis"]
+    assert steps[0]["thought"] == "Which workload lost its pods?" and steps[0]["action"].startswith("kubectl get")
+    assert steps[2]["error"].startswith("unknown tool")
+    assert "stopped: handed in after 4 turns" in attachment(record, "submission")["notes"]

@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...tools import DeadlineReached
+from ...tools import DeadlineReached, ToolError
 from ...tools.functions import diagnosis
 from ...tools.functions.handin import Handin
 from ...tools.functions.toolbox import ToolBox
@@ -28,6 +28,9 @@ from .budget import TokenBudget, approx_message_tokens, approx_tokens, cut_to_to
 from .endpoint import ModelEndpoint, ModelTurn
 from .retries import Backoff, DeadlineNear, call_with_retries
 from .settings import OpenAISettings, from_values
+
+if TYPE_CHECKING:
+    from ...mcp.remote import RemoteToolBox
 
 # Turns in a row without a tool call after which the model is taken to be done talking.
 MAX_IDLE_TURNS = 3
@@ -81,13 +84,26 @@ class OpenAIAgent:
     def run(self, task: Task, trajectory: Trajectory) -> Submission:
         run = Run(task, trajectory, self.settings)
         trajectory.model = self.settings.model  # the reports price the trajectory's tokens by it
-        tools = ToolBox(task, run.handin, time_left=run.time_left, kubectl_binary=self.kubectl_binary)
+        tools = self._tools(run)
         endpoint = ModelEndpoint(self.settings)
         try:
             self._loop(run, tools, endpoint)
         finally:
             endpoint.close()
+            if not isinstance(tools, ToolBox):
+                tools.close()
         return run.handin.submission(self._notes(run))
+
+    def _tools(self, run: Run) -> ToolBox | RemoteToolBox:
+        if self.settings.tools != "mcp":
+            return ToolBox(run.task, run.handin, time_left=run.time_left, kubectl_binary=self.kubectl_binary)
+        url = run.task.urls.get("mcp")
+        if not url:
+            raise ToolError("--itbench-openai-tools=mcp: the task offers no MCP server (task.urls has no 'mcp'); "
+                            "the harness serves one in every trial")
+        from ...mcp.remote import RemoteToolBox  # the MCP client: loaded only by an agent that uses it
+
+        return RemoteToolBox(run.task, run.handin, url)
 
     # ---- the loop ------------------------------------------------------------------------------------------------
     def _loop(self, run: Run, tools: ToolBox, endpoint: ModelEndpoint) -> None:

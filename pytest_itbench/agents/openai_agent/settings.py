@@ -40,6 +40,7 @@ class OpenAISettings:
     observation_tokens: int = 2_000  # a tool's answer is cut to about this many tokens
     max_retries: int = 5  # further attempts of a request that failed on a transient error
     retry_delay: float = 1.0  # seconds before the first retry; doubled each time, with jitter
+    tools: str = "in-process"  # in-process: call the toolbox directly; mcp: through the trial's MCP server
 
     @property
     def endpoint(self) -> str:
@@ -127,6 +128,16 @@ def _seconds(value: str) -> float:
     return number
 
 
+def _tools(value: str) -> str:
+    value = value.strip()
+    if value not in TOOLS:
+        raise ValueError(f"must be one of {', '.join(TOOLS)}")
+    return value
+
+
+TOOLS = ("in-process", "mcp")
+
+
 def _delay(value: str) -> float:
     number = float(value)
     if not math.isfinite(number) or number < 0:
@@ -155,6 +166,8 @@ OPTIONS: tuple[Option, ...] = (
            "(default 5)", metavar="N"),
     Option("retry_delay", _delay, "seconds before the first retry, doubled for each next one, with jitter "
            "(default 1)", metavar="SECONDS"),
+    Option("tools", _tools, "in-process: call the tools directly (default); mcp: take them from the trial's MCP "
+           "server, as an MCP-speaking agent does (the same tools)", metavar="in-process|mcp"),
 )
 
 
