@@ -19,9 +19,11 @@ from . import hookspecs
 from .agents import registry as agent_registry, secrets
 from .agents.errors import AgentSpecError
 from .agents.openai_agent import settings as openai_settings
+from .agents.openai_agent.endpoint import MissingPackage, import_openai
 from .backends import options as backend_options
 from .backends.base import BackendError
 from .evaluate import ciso as ciso_evaluator, finops as finops_evaluator, sre as sre_evaluator
+from .evaluate.judge import JudgePlugin, settings as judge_settings
 from .evaluate.safety import UNSAFE_CHOICES
 from .noise import LEVELS as NOISE_LEVELS
 from .faults.registry import check_scenario as check_faults
@@ -86,6 +88,21 @@ def pytest_addoption(parser):
         group.addoption(f"--itbench-ntam-{name}", type=_ntam_value(name), metavar="X",
                         help=f"NTAM's {name}: {what}; overrides the scenario's evaluation.ntam")
     openai_settings.add_options(parser.getgroup("itbench-openai", "the openai agent of pytest-itbench"), parser)
+    judge_settings.add_options(parser.getgroup("itbench-judge", "the optional LLM judge of pytest-itbench"), parser)
+
+
+def _register_judge(config) -> None:
+    try:
+        settings = judge_settings.from_pytest(config)
+    except judge_settings.JudgeSettingsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if not settings.enabled:
+        return
+    try:
+        import_openai()
+    except MissingPackage as exc:
+        raise pytest.UsageError(f"--itbench-judge=openai: {exc}") from None
+    config.pluginmanager.register(JudgePlugin(settings), "itbench-judge")
 
 
 def _agent_env(config) -> tuple[str, ...]:
@@ -157,6 +174,7 @@ def pytest_configure(config):
     config.pluginmanager.register(sre_evaluator, "itbench-sre-evaluator")
     config.pluginmanager.register(ciso_evaluator, "itbench-ciso-evaluator")
     config.pluginmanager.register(finops_evaluator, "itbench-finops-evaluator")
+    _register_judge(config)
     config.stash[_KEPT] = []
     path = config.getoption("itbench_results")
     if path and carry.is_controller(config):
