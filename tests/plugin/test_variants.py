@@ -219,7 +219,7 @@ END_TO_END = ("astronomy-ad-nonexistent-image", "astronomy-product-catalog-scale
 
 
 @pytest.mark.end_to_end
-@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("n", [1])  # variants 2 and 3 (and every target): python -m benchmarks.variants
 def test_the_oracle_passes_and_noop_fails_drawn_variants(tmp_path, n):
     files = [str(SRE / f"{name}.yaml") for name in END_TO_END]
     project = Project(tmp_path)
