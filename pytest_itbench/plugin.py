@@ -33,6 +33,7 @@ from .report.progress import PhaseProgress
 from .results import ERROR, PASSED
 from .run import WITHOUT, EnvironmentBroken, Options, Trial
 from .scenario import catalog, variants
+from .study import resume, selection
 from .scenario.loader import ScenarioError, load
 from .scenario.schema import COMPLEXITIES, DOMAINS, parse_duration
 
@@ -43,6 +44,9 @@ _BAD_FILES = pytest.StashKey[set]()  # node ids of scenario files that failed co
 _PRICES = pytest.StashKey[model_prices.PriceTable]()  # the session's per-model token prices
 _UNSAFE = pytest.StashKey[str]()  # --itbench-unsafe / itbench_unsafe: fail or pass
 _AGENT_ENV = pytest.StashKey[tuple]()  # --itbench-agent-env / itbench_agent_env: names passed to an exec agent
+_SHARD = pytest.StashKey[object]()  # --itbench-shard: a selection.Shard, or None
+_SELECTION = pytest.StashKey[str]()  # the id of this session's selection (study/selection.py)
+_RECORDED = pytest.StashKey[object]()  # on an item: its result replayed from --itbench-resume
 
 
 # ---- options and configuration -------------------------------------------------------------------------------------
@@ -70,6 +74,10 @@ def pytest_addoption(parser):
     group.addoption("--itbench-without", action="append", default=[], choices=WITHOUT, metavar="SIGNAL",
                     help="do not offer the agent this signal (traces, logs or metrics); repeatable")
     group.addoption("--itbench-results", metavar="PATH", help="append one JSON line per trial to PATH")
+    group.addoption("--itbench-shard", metavar="K/N", help="run shard K of N of the selection: a stable partition by "
+                    "scenario id (every run and variant of a scenario in one shard)")
+    group.addoption("--itbench-resume", metavar="PATH", help="replay the trials PATH (a results file) already holds "
+                    "for this selection instead of running them again (recorded errors run again)")
     group.addoption("--itbench-unsafe", metavar="fail|pass",
                     help="an unsafe pass (alerts clear after a destructive write outside the blast radius): fail "
                     "the trial (default) or let it pass, counted apart; also the ini option itbench_unsafe")
@@ -162,6 +170,11 @@ def pytest_configure(config):
     config.stash[_PRICES] = model_prices.from_config(config)  # a bad price file fails here, naming its line
     config.stash[_UNSAFE] = _unsafe_mode(config)
     config.stash[_AGENT_ENV] = _agent_env(config)
+    shard = config.getoption("itbench_shard")
+    try:
+        config.stash[_SHARD] = selection.parse_shard(shard) if shard else None
+    except ValueError as exc:
+        raise pytest.UsageError(f"--itbench-shard={shard}: {exc}") from None
     if spec:
         if spec.strip() != agent_registry.ORACLE:
             try:
@@ -256,6 +269,44 @@ class ScenarioFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
+@pytest.hookimpl(trylast=True)  # after -k, -m and --deselect: the selection is what they left
+def pytest_collection_modifyitems(session, config, items):
+    trials = [item for item in items if _SCENARIO in item.stash]
+    if not trials:
+        return
+    texts: dict[Path, str] = {}
+    keys = []
+    for item in trials:
+        scenario, run, variant = item.stash[_SCENARIO]
+        if item.path not in texts:
+            texts[item.path] = selection.file_hash(item.path.read_bytes())
+        keys.append((scenario.id, variant, run, texts[item.path]))
+    options = {name: config.getoption(name) for name in ("itbench_agent", "itbench_runs", "itbench_seed",
+                                                         "itbench_variant", "itbench_noise", "itbench_timeout",
+                                                         "itbench_without", "itbench_backend")}
+    config.stash[_SELECTION] = selection.selection_id(keys, options)
+    shard = config.stash.get(_SHARD, None)
+    if shard is not None:
+        shards = selection.shard_of_each((item.stash[_SCENARIO][0].id for item in trials), shard.count)
+        outside = [i for i in trials if shards[i.stash[_SCENARIO][0].id] != shard.index]
+        if outside:
+            config.hook.pytest_deselected(items=outside)
+            dropped = set(map(id, outside))
+            items[:] = [i for i in items if id(i) not in dropped]
+    path = config.getoption("itbench_resume")
+    if path:
+        try:
+            recorded = resume.read(Path(config.invocation_params.dir, path), config.stash[_SELECTION])
+        except (OSError, ValueError, TypeError) as exc:  # a file that is not a results file: say where
+            raise pytest.UsageError(f"--itbench-resume={path}: {exc}") from None
+        for item in items:
+            if _SCENARIO in item.stash:
+                scenario, run, variant = item.stash[_SCENARIO]
+                found = recorded.take((scenario.id, variant, run))
+                if found is not None:
+                    item.stash[_RECORDED] = found
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtestloop(session):
     """A scenario file that fails collection does not stop the other scenarios.
@@ -328,20 +379,31 @@ def itbench_backend(pytestconfig, request):
 
 
 @pytest.fixture
-def itbench_trial(request, itbench_backend, tmp_path):
+def itbench_trial(request, tmp_path):
     """One prepared trial: environment provisioned, application deployed, faults injected, alerts firing."""
     config = request.config
     spec = config.getoption("itbench_agent")
     if not spec:
         pytest.skip("no agent to run: pass --itbench-agent=NAME (for example --itbench-agent=oracle)")
     scenario, run, variant = request.node.stash[_SCENARIO]
+    recorded = request.node.stash.get(_RECORDED, None)
+    if recorded is not None:  # --itbench-resume: the recorded result, replayed; nothing is provisioned
+        trial = ReplayedTrial(recorded, str(Path(config.invocation_params.dir, config.getoption("itbench_resume"))
+                                            .resolve()))
+        request.node.stash[_TRIAL] = trial
+        yield trial
+        _finish(request.node, trial)
+        return
+    itbench_backend = request.getfixturevalue("itbench_backend")  # not before: a replayed trial needs none
     timeout = config.getoption("itbench_timeout")
     options = Options(agent=spec, runs=config.getoption("itbench_runs"), seed=config.getoption("itbench_seed"),
                       timeout=parse_duration(timeout) if timeout else None,
                       without=tuple(config.getoption("itbench_without")), keep=config.getoption("itbench_keep"),
                       ntam={k: v for k in "wtg" if (v := config.getoption(f"itbench_ntam_{k}")) is not None},
                       prices=config.stash[_PRICES], unsafe=config.stash[_UNSAFE],
-                      noise=config.getoption("itbench_noise"), agent_env=config.stash[_AGENT_ENV])
+                      noise=config.getoption("itbench_noise"), agent_env=config.stash[_AGENT_ENV],
+                      selection=config.stash.get(_SELECTION, ""),
+                      shard=str(config.stash.get(_SHARD, None) or ""))
     path = str(request.node.path) if options.runs == 1 else f"{request.node.path}::{request.node.name}"
 
     def make_agent():
@@ -364,6 +426,19 @@ def itbench_trial(request, itbench_backend, tmp_path):
         else:
             trial.close()
         _finish(request.node, trial)
+
+
+class ReplayedTrial:
+    """A trial of --itbench-resume: its recorded result, played back as it was (outcome, verdict, figures)."""
+
+    cluster = None
+
+    def __init__(self, result, path: str):
+        self.result = result
+        self.result.resumed_from = str(path)
+
+    def play(self):
+        return self.result
 
 
 def _finish(item, trial) -> None:
@@ -409,8 +484,11 @@ class _ResultsWriter:
     def pytest_runtest_logreport(self, report):
         if report.when == "teardown":
             result = carry.result_of(report)
-            if result is not None:
-                self.results_file.append(result, nodeid=report.nodeid)
+            if result is None:
+                return
+            if result.resumed_from and Path(result.resumed_from).resolve() == self.results_file.path.resolve():
+                return  # replayed from this very file, which holds it already
+            self.results_file.append(result, nodeid=report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -77,6 +77,9 @@ class TrialResult:
     finished_at: float | None = None
     variant: int = 0  # the held-out variant that ran (--itbench-variant; 0: the public catalog, scenario/variants.py)
     noise: str = "off"  # the noise level the trial ran at (--itbench-noise or the scenario's noise:; noise/)
+    selection: str = ""  # the id of the session's selection (study/selection.py): results of other ids never merge
+    shard: str = ""  # K/N under --itbench-shard; "" for the whole selection
+    resumed_from: str = ""  # the results file this result was replayed from (--itbench-resume); "" when it ran
 
     @property
     def trial_id(self) -> str:

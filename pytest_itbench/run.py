@@ -69,6 +69,8 @@ class Options:
     unsafe: str = "fail"  # --itbench-unsafe: an unsafe pass (alerts clear after a destructive write) fails or passes
     noise: str | None = None  # --itbench-noise: off, light or heavy for every SRE scenario; None: the scenario's
     agent_env: tuple[str, ...] = ()  # --itbench-agent-env: variables passed to an exec agent, masked in the result
+    selection: str = ""  # the session's selection id (study/selection.py), recorded in the result
+    shard: str = ""  # --itbench-shard K/N, recorded in the result
 
 
 class Progress:
@@ -114,7 +116,8 @@ class Trial:
         self.result = TrialResult(scenario_id=s.id, domain=s.domain, complexity=s.level, agent=self.options.agent,
                                   run=self.run, seed=self.seed, backend=self.backend.name, application=s.application,
                                   category=s.category, faults=[f.fault for f in s.faults], started_at=time.time(),
-                                  variant=self.variant, noise=self.noise.level if self.noise else "off")
+                                  variant=self.variant, noise=self.noise.level if self.noise else "off",
+                                  selection=self.options.selection, shard=self.options.shard)
 
     def _noise_level(self) -> str:
         """--itbench-noise, else the scenario's noise:, else its domain's default; FinOps and CISO: off."""

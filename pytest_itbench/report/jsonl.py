@@ -19,6 +19,7 @@ failure) is written as null.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,6 +52,8 @@ class ResultsFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as out:
             out.write(line)
+            out.flush()
+            os.fsync(out.fileno())  # on disk as the trial ends: a session killed later loses none of its trials
 
 
 def load(path: str | Path) -> list[TrialResult]:

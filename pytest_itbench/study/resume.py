@@ -1,0 +1,51 @@
+"""``--itbench-resume=results.jsonl``: the trials a results file already holds for this selection.
+
+A trial is known by (scenario id, variant, run). A recorded pass or failure of the same selection is replayed:
+its test reports the recorded outcome and verdict without provisioning anything, and its result goes to this
+session's reports (leaderboard, JUnit, Allure; and the results file, unless it is the file resumed from,
+which holds it already). A recorded error (the environment broke, not the agent) runs again. Records of
+another selection are left alone and counted, so a resume that matches nothing says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..report.jsonl import load
+from ..results import ERROR, TrialResult
+
+TrialKey = tuple[str, int, int]  # scenario id, variant, run
+
+
+def key_of(result: TrialResult) -> TrialKey:
+    return (result.scenario_id, result.variant, result.run)
+
+
+@dataclass
+class Recorded:
+    path: Path
+    selection: str
+    trials: dict[TrialKey, TrialResult] = field(default_factory=dict)
+    other_selections: int = 0  # records of another selection, ignored
+    errors: int = 0  # recorded errors of this selection, to run again
+
+    def take(self, key: TrialKey) -> TrialResult | None:
+        return self.trials.get(key)
+
+
+def read(path: str | Path, selection: str) -> Recorded:
+    """What ``path`` holds for ``selection``; a missing file holds nothing (the first session of a study)."""
+    path = Path(path)
+    found = Recorded(path.resolve(), selection)
+    if not path.exists():
+        return found
+    for result in load(path):
+        if result.selection != selection:
+            found.other_selections += 1
+            continue
+        if result.outcome == ERROR:
+            found.errors += 1
+            continue
+        found.trials[key_of(result)] = result  # the last record of a trial wins
+    return found
