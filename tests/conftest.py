@@ -34,6 +34,28 @@ def _load_every_kubernetes_model() -> None:
 
 _load_every_kubernetes_model()
 
+# The MCP server's modules (the SDK, Starlette, uvicorn: about a second to import), loaded once before any nested
+# run for the same reason: pytester would drop them after each run and every trial session would import them again.
+import pytest_itbench.mcp.trial  # noqa: E402,F401
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slowest tests first: whole sessions (end_to_end), then tests that run nested sessions (pytester).
+
+    xdist's load scheduling hands tests out in this order; started last, a few sessions of minutes ran alone
+    at the end of CI while the other worker sat idle. A module moves whole (its module-scoped fixtures are set
+    up once), ranked by its slowest kind of test; the order within it is kept.
+    """
+    def cost(item) -> int:
+        if item.get_closest_marker("end_to_end") is not None:
+            return 0
+        return 1 if "pytester" in getattr(item, "fixturenames", ()) else 2
+
+    by_module: dict[str, int] = {}
+    for item in items:
+        by_module[item.nodeid.split("::")[0]] = min(cost(item), by_module.get(item.nodeid.split("::")[0], 2))
+    items.sort(key=lambda item: by_module[item.nodeid.split("::")[0]])
+
 KUBECTL = shutil.which("kubectl")
 
 

@@ -26,7 +26,7 @@ from .tools import ToolServer
 
 PATH = "/mcp"
 START_TIMEOUT = 15.0  # seconds for uvicorn to bind
-STOP_TIMEOUT = 10.0  # seconds for it to finish: open streams are cut after GRACE
+STOP_TIMEOUT = 5.0  # seconds for it to finish: open streams are cut after GRACE
 GRACE = 1
 
 
