@@ -1,7 +1,7 @@
 """The toolbox's interface over an MCP server: how the openai agent takes its tools from the trial's server.
 
-``RemoteToolBox`` offers what the agent loop uses of a ToolBox (``specs``, ``openai_tools()``,
-``handin_tool``, ``call``) and sends each call to the server with the SDK's client, over one session held
+``RemoteToolBox`` offers what the agent loop uses of a ToolBox (its ``ToolSpecs`` and ``call``) and
+sends each call to the server with the SDK's client, over one session held
 for the agent's run (an event loop in a thread of its own, through anyio's blocking portal). The tools
 behind it are the same ToolBox the in-process agent calls: one code path for tools, not two.
 
@@ -22,10 +22,10 @@ from ..agents.base import Task
 from ..tools import ToolError
 from ..tools.functions import diagnosis
 from ..tools.functions.handin import Handin
-from ..tools.functions.toolbox import ToolResult
+from ..tools.functions.toolbox import ToolResult, ToolSpecs
 
 
-class RemoteToolBox:
+class RemoteToolBox(ToolSpecs):
     def __init__(self, task: Task, handin: Handin, url: str):
         self.task = task
         self.handin = handin
@@ -47,17 +47,6 @@ class RemoteToolBox:
             self._client_cm.__exit__(None, None, None)
         finally:
             self._portal_cm.__exit__(None, None, None)
-
-    @property
-    def names(self) -> list[str]:
-        return [s["name"] for s in self.specs]
-
-    @property
-    def handin_tool(self) -> str:
-        return "hand_in" if self.task.domain == "ciso" else "submit_diagnosis"
-
-    def openai_tools(self) -> list[dict[str, Any]]:
-        return [{"type": "function", "function": spec} for spec in self.specs]
 
     def call(self, name: str, raw_arguments: str) -> ToolResult:
         try:

@@ -44,7 +44,26 @@ class ToolResult:
     error: str = ""  # why it failed; "" when it did not
 
 
-class ToolBox:
+class ToolSpecs:
+    """What a set of tools offers, read from its ``specs``: the in-process ToolBox and the MCP client's
+    RemoteToolBox (pytest_itbench/mcp/remote.py) alike."""
+
+    task: Task
+    specs: list[dict[str, Any]]
+
+    @property
+    def names(self) -> list[str]:
+        return [s["name"] for s in self.specs]
+
+    @property
+    def handin_tool(self) -> str:
+        return "hand_in" if self.task.domain == "ciso" else "submit_diagnosis"
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": spec} for spec in self.specs]
+
+
+class ToolBox(ToolSpecs):
     def __init__(self, task: Task, handin: Handin, *, time_left: Callable[[], float],
                  kubectl_binary: str | None = None, without: Collection[str] = ()):
         self.task = task
@@ -71,17 +90,6 @@ class ToolBox:
                                   if s["name"] not in ("kubectl", "wait", "submit_diagnosis")})
             self.handlers["submit_diagnosis"] = self._submit_diagnosis
         self.specs = specs
-
-    @property
-    def names(self) -> list[str]:
-        return [s["name"] for s in self.specs]
-
-    @property
-    def handin_tool(self) -> str:
-        return "hand_in" if self.task.domain == "ciso" else "submit_diagnosis"
-
-    def openai_tools(self) -> list[dict[str, Any]]:
-        return [{"type": "function", "function": spec} for spec in self.specs]
 
     def call(self, name: str, raw_arguments: str) -> ToolResult:
         """Run one tool call of the model; raises DeadlineReached only."""
