@@ -4,7 +4,7 @@ A trial is known by (scenario id, variant, run). A recorded pass or failure of t
 its test reports the recorded outcome and verdict without provisioning anything, and its result goes to this
 session's reports (leaderboard, JUnit, Allure; and the results file, unless it is the file resumed from,
 which holds it already). A recorded error (the environment broke, not the agent) runs again. Records of
-another selection are left alone and counted, so a resume that matches nothing says why.
+another selection are left alone.
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ class Recorded:
     path: Path
     selection: str
     trials: dict[TrialKey, TrialResult] = field(default_factory=dict)
-    other_selections: int = 0  # records of another selection, ignored
-    errors: int = 0  # recorded errors of this selection, to run again
 
     def take(self, key: TrialKey) -> TrialResult | None:
         return self.trials.get(key)
@@ -41,11 +39,7 @@ def read(path: str | Path, selection: str) -> Recorded:
     if not path.exists():
         return found
     for result in load(path):
-        if result.selection != selection:
-            found.other_selections += 1
-            continue
-        if result.outcome == ERROR:
-            found.errors += 1
+        if result.selection != selection or result.outcome == ERROR:
             continue
         found.trials[key_of(result)] = result  # the last record of a trial wins
     return found
