@@ -127,6 +127,13 @@ def test_nothing_is_left_after_passed_failed_and_error_trials(bench):
     assert_nothing_left(bench, pids, urls)
 
 
+def _ctrl_c_as_in_a_terminal():
+    # A session started in the background by a shell without job control (`(cmd &)`, nohup, some CI
+    # runners) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler, so
+    # Ctrl-C could never reach it. The user this test stands for presses Ctrl-C in a terminal.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_nothing_is_left_after_ctrl_c_during_the_agent(bench):
     pids, urls = project(bench)
     bench.scenario("slow")
@@ -134,7 +141,8 @@ def test_nothing_is_left_after_ctrl_c_during_the_agent(bench):
     proc = subprocess.Popen([PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-v",
                              "--itbench-agent=exec:./agent.sh",
                              "slow.yaml", "later.yaml"], cwd=bench.path, env=clean_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 120
         while not (pids.exists() and pids.read_text().strip()):  # the agent is running
