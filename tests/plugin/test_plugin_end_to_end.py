@@ -18,9 +18,9 @@ from .conftest import Project
 pytestmark = pytest.mark.end_to_end
 
 
-# The first end-to-end slice of the catalog (issue 5): five astronomy-shop scenarios, one fault each.
+# Three of the catalog's first end-to-end slice (issue 5), one fault each: an image, a Service's port, a
+# Deployment scaled to zero. The whole catalog runs in a benchmark (python -m benchmarks.noise).
 FIRST_SLICE = ("astronomy-ad-nonexistent-image", "astronomy-cart-service-target-port",
-               "astronomy-checkout-env-wrong-port", "astronomy-checkout-readiness-probe",
                "astronomy-product-catalog-scaled-to-zero")
 
 
@@ -70,10 +70,10 @@ def sample(paths, every: int) -> list[str]:
 
 
 def test_the_ciso_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
-    """A quarter of each CISO category of the shipped catalog (Kyverno generate and update, kubectl with OPA)."""
+    """A sixth of each CISO category of the shipped catalog (Kyverno generate and update, kubectl with OPA)."""
     directories = [catalog.bundled() / "ciso" / c for c in ("kyverno", "kubectl-opa", "kyverno-update")]
     assert sum(len(list(d.glob("*/scenario.yaml"))) for d in directories) >= 40
-    paths = [path for d in directories for path in sample(d.glob("*/scenario.yaml"), 4)]
+    paths = [path for d in directories for path in sample(d.glob("*/scenario.yaml"), 6)]
     _oracle_passes_noop_fails(tmp_path, paths, {load(path).id for path in paths})
 
 
@@ -86,7 +86,7 @@ def test_the_rhel9_hosts_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_
         pytest.skip(f"simulated hosts unavailable here: {exc}")
     directory = catalog.bundled() / "ciso" / "rhel9-ansible-opa"
     assert len(list(directory.glob("*/scenario.yaml"))) >= 20
-    paths = sample(directory.glob("*/scenario.yaml"), 4)
+    paths = sample(directory.glob("*/scenario.yaml"), 6)  # a sixth
     _oracle_passes_noop_fails(tmp_path, paths, {load(path).id for path in paths})
 
 
@@ -104,11 +104,11 @@ def _oracle_passes_noop_fails(tmp_path, paths: list[str], expected: set[str]) ->
 
 
 def test_the_finops_catalog_passes_with_the_oracle_and_fails_with_noop(tmp_path):
-    """Half the FinOps scenarios: the oracle cuts the spend (or raises the budget where the rise was legitimate)
+    """A quarter of the FinOps scenarios (a node group, a legitimate rise, a leak scaling out): the oracle cuts the spend (or raises the budget where the rise was legitimate)
     and comes close to the optimal cost; noop leaves every cost alert firing."""
     directory = catalog.bundled() / "finops"
     assert len(list(directory.glob("*.yaml"))) >= 10
-    paths = sample(directory.glob("*.yaml"), 2)
+    paths = sample(directory.glob("*.yaml"), 4)
     expected = {load(path).id for path in paths}
     project = Project(tmp_path)
     project.write("conftest.py", "")

@@ -212,10 +212,9 @@ def test_reports_carry_the_variant():
 
 
 # ---- end to end, on the twin ---------------------------------------------------------------------------------------
-# Four fault kinds: an image that does not exist, a Deployment scaled to zero, a Service selecting no pod, and a
-# command that cannot run (in the other application).
-END_TO_END = ("astronomy-ad-nonexistent-image", "astronomy-product-catalog-scaled-to-zero",
-              "net-astronomy-cart-service-selector", "pods-hotel-geo-invalid-command")
+# Two fault kinds, one per application: a Deployment scaled to zero and a command that cannot run. Every movable
+# scenario's draw is checked above without a trial; each at variants 1 to 3: python -m benchmarks.variants.
+END_TO_END = ("astronomy-product-catalog-scaled-to-zero", "pods-hotel-geo-invalid-command")
 
 
 @pytest.mark.end_to_end
@@ -239,7 +238,7 @@ def test_the_oracle_passes_and_noop_fails_drawn_variants(tmp_path, n):
         assert {c["name"]: c["passed"] for c in record["checks"]} == {"diagnosis": True, "mitigation": True, "safety": True}
     properties = {(p.get("name"), p.get("value")) for p in ElementTree.parse(tmp_path / "o.xml").iter("property")}
     assert ("itbench.variant", str(n)) in properties
-    assert f"@v{n}" in oracle.stdout or "4 trials of 4 scenarios" in oracle.stdout
+    assert f"@v{n}" in oracle.stdout or "2 trials of 2 scenarios" in oracle.stdout
 
     noop = project.subprocess("--itbench-agent=noop", f"--itbench-variant={n}", "--itbench-results=n.jsonl",
                               "--itbench-noise=off", *files, timeout=900)  # noise is tested in tests/noise
