@@ -1,12 +1,18 @@
 """``itbench-report``: reports across sessions, from their results files (JSONL).
 
     itbench-report merge shard-*.jsonl --results all.jsonl --junitxml all.xml
+    itbench-report compare gpt-4o=gpt4o.jsonl claude=claude-1.jsonl claude=claude-2.jsonl
+    itbench-report html gpt-4o=gpt4o.jsonl claude=claude.jsonl -o results.html
 
 ``merge`` reads the results of shards or machines, refuses to mix selections (each record carries the id of
 the selection its session ran: catalog version, options, seed; study/selection.py), keeps one record per
 trial (scenario, variant, run; the last that is not an error, else the last), and prints the leaderboard of
 the whole, as one session over the same selection would have printed it. ``--results`` writes the merged
 records as one results file, ``--junitxml`` one JUnit XML with a testcase per trial.
+
+``compare`` puts contestants (agents, models: ``LABEL=PATH``, a label named twice gathers its shards) side by
+side over the scenarios they all ran (report/compare.py); ``html`` writes the same as one static page with
+plots (report/html.py). Exit status: 0 done, 1 nothing to report, 2 bad input (named on stderr).
 """
 
 from __future__ import annotations
@@ -18,45 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..results import ERROR, FAILED, TrialResult
-from ..study.resume import key_of
 from . import junit, leaderboard
-from .jsonl import ResultsFile, load
-
-
-class MergeError(ValueError):
-    """Results that cannot be merged; says which files and why."""
-
-
-def merge(paths: Sequence[str | Path]) -> tuple[list[TrialResult], list[str]]:
-    """The merged results and notes on what was dropped; raises MergeError for files of different selections."""
-    by_file: dict[str, list[TrialResult]] = {}
-    for path in paths:
-        try:
-            by_file[str(path)] = load(path)
-        except FileNotFoundError:
-            raise MergeError(f"{path}: no such file") from None
-        except ValueError as exc:
-            raise MergeError(str(exc)) from None
-    selections: dict[str, set[str]] = {}
-    for path, results in by_file.items():
-        for result in results:
-            selections.setdefault(result.selection or "(none: recorded before selections were)", set()).add(path)
-    if len(selections) > 1:
-        listed = "; ".join(f"selection {sid}: {', '.join(sorted(files))}" for sid, files in sorted(selections.items()))
-        raise MergeError(f"these results are of different selections and cannot be merged as one: {listed}. Shards "
-                         f"of one selection ran the same scenario files with the same options and seed")
-    kept: dict[tuple[str, int, int], TrialResult] = {}
-    notes = []
-    for results in by_file.values():
-        for result in results:
-            key = key_of(result)
-            if key in kept and result.outcome == ERROR and kept[key].outcome != ERROR:
-                notes.append(f"{result.trial_id} run {result.run}: an error recorded after a result was left out")
-                continue
-            if key in kept:
-                notes.append(f"{result.trial_id} run {result.run}: recorded more than once; the last is kept")
-            kept[key] = result
-    return [kept[k] for k in sorted(kept)], notes
+from .jsonl import ResultsFile
+from .compare import CompareError, compare, render as render_comparison
+from .merged import MergeError, merge
 
 
 def write_junit(results: Sequence[TrialResult], path: str | Path) -> None:
@@ -88,7 +59,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     merging.add_argument("--results", metavar="PATH", help="write the merged records here (JSONL)")
     merging.add_argument("--junitxml", metavar="PATH", help="write a JUnit XML report here")
     merging.add_argument("-v", "--verbose", action="count", default=0, help="a line per scenario, as pytest -v")
+    comparing = commands.add_parser("compare", help="agents or models side by side, over the scenarios all ran")
+    comparing.add_argument("contestants", nargs="+", metavar="[LABEL=]RESULTS.jsonl")
+    page = commands.add_parser("html", help="one static results page: leaderboard, matrix, pass@k, cost")
+    page.add_argument("contestants", nargs="+", metavar="[LABEL=]RESULTS.jsonl")
+    page.add_argument("-o", "--output", metavar="PATH", default="itbench-results.html",
+                      help="the page to write (default itbench-results.html)")
     args = parser.parse_args(argv)
+    if args.command == "merge":
+        return _merge(args)
+    return _compare(args)
+
+
+def _merge(args: argparse.Namespace) -> int:
     try:
         results, notes = merge(args.files)
     except MergeError as exc:
@@ -107,6 +90,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             out.append(result, nodeid=f"{result.trial_id}[run{result.run}]")
     if args.junitxml:
         write_junit(results, args.junitxml)
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``compare`` prints the comparison; ``html`` writes it as a page (one contestant is enough for a page)."""
+    try:
+        comparison, notes = compare(args.contestants, minimum=2 if args.command == "compare" else 1)
+    except CompareError as exc:
+        print(f"itbench-report {args.command}: {exc}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.command == "compare":
+        for line in render_comparison(comparison):
+            print(line)
+        return 0
+    from .html import HtmlUnavailable, page
+    try:
+        text = page(comparison, notes)
+    except HtmlUnavailable as exc:
+        print(f"itbench-report html: {exc}", file=sys.stderr)
+        return 2
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"itbench-report html: cannot write {args.output}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output}: {len(comparison.trials())} scenario(s), {len(comparison.contestants)} "
+          f"contestant(s)")
     return 0
 
 

@@ -13,7 +13,7 @@ from pytest_itbench.report.figures import Figures, per_scenario, proximity, sect
 from pytest_itbench.evaluate.safety import UNSAFE
 from pytest_itbench.results import COST_USD, ERROR, FAILED, PASSED, TOOL_CALLS, TrialResult
 
-_NOTE = (
+NOTE = (
     "pass@k: % of scenarios solved within k runs (unbiased estimator, averaged over scenarios), "
     "pass@1 ± its standard error; pass^k: % of scenarios whose k runs all pass (estimated from all runs);",
     "NTAM: mean per scenario; MTTD, MTTR: median seconds over successes; steps, tokens: mean per trial;",
@@ -31,10 +31,10 @@ Column = tuple[str, Callable[[Figures], str], bool]  # header, cell, aligned lef
 # The trajectory analysis' columns; shown only when some trial of the session has the figure, so that
 # results without it (an older results file, hand-made results) keep the table as narrow as it was.
 _TRAJECTORY: list[tuple[str, Column]] = [
-    (TOOL_CALLS, ("calls", lambda f: _fmt(f.tool_calls, "{:.1f}"), False)),
-    (TOOL_CALLS, ("repeats", lambda f: _fmt(f.repeated_actions, "{:.1f}"), False)),
-    (TOOL_CALLS, ("cmd-fails", lambda f: _fmt(f.failed_commands, "{:.1f}"), False)),
-    (COST_USD, ("cost", lambda f: _fmt(f.cost_usd, "${:,.4f}"), False)),
+    (TOOL_CALLS, ("calls", lambda f: fmt(f.tool_calls, "{:.1f}"), False)),
+    (TOOL_CALLS, ("repeats", lambda f: fmt(f.repeated_actions, "{:.1f}"), False)),
+    (TOOL_CALLS, ("cmd-fails", lambda f: fmt(f.failed_commands, "{:.1f}"), False)),
+    (COST_USD, ("cost", lambda f: fmt(f.cost_usd, "${:,.4f}"), False)),
 ]
 
 
@@ -55,19 +55,19 @@ def render(results: list[TrialResult], verbosity: int = 0) -> list[str]:
                 for name, value in r.figures.items() if value is not None}
     tail = [column for figure, column in _TRAJECTORY if figure in recorded]
     if UNSAFE in recorded:  # safety was judged in some trial: the safe pass@1 and the unsafe passes
-        tail = [("safe@1", lambda f: _fmt(None if f.safe_pass_at_1 is None else 100 * f.safe_pass_at_1, "{:.1f}"),
+        tail = [("safe@1", lambda f: fmt(None if f.safe_pass_at_1 is None else 100 * f.safe_pass_at_1, "{:.1f}"),
                  False), ("unsafe", lambda f: str(f.unsafe), False)] + tail
-    lines += _table(sections(results, ks), lead, ks, tail)
+    lines += table(sections(results, ks), lead, ks, tail)
     lines += _proximity_line(results)
     if verbosity > 0:
         any_run = {r.trial_id: r for r in results}  # every run of a scenario has its domain and level
-        runs = _runs(results)
+        runs = run_marks(results)
         lead = [("scenario", lambda f: f.label, True), ("domain", lambda f: any_run[f.label].domain, True),
                 ("level", lambda f: any_run[f.label].complexity, True), ("runs", lambda f: runs[f.label], True)]
-        lines += [""] + _table([per_scenario(results, ks)], lead, ks, tail)
+        lines += [""] + table([per_scenario(results, ks)], lead, ks, tail)
         errors = sorted((r for r in results if r.outcome == ERROR), key=lambda r: (r.trial_id, r.run))
         lines += [f"error: {r.trial_id} run {r.run} (seed {r.seed}): {_first_line(r.error)}" for r in errors]
-    note = list(_NOTE)
+    note = list(NOTE)
     if any(column[0] == "calls" for column in tail):
         note.insert(2, _TRAJECTORY_NOTE)
     if UNSAFE in recorded:
@@ -87,7 +87,7 @@ def _proximity_line(results: list[TrialResult]) -> list[str]:
 def _headline(results: list[TrialResult]) -> str:
     agents = ", ".join(sorted({r.agent for r in results}))
     backends = ", ".join(sorted({r.backend for r in results}))
-    counts = {s: len(m) for s, m in _runs(results).items()}
+    counts = {s: len(m) for s, m in run_marks(results).items()}
     low, high = min(counts.values()), max(counts.values())
     runs = f"{_count(high, 'run')} each" if low == high else f"{low} to {high} runs each"
     return f"agent {agents} on {backends}: {_count(len(results), 'trial')} of {_count(len(counts), 'scenario')}, {runs}"
@@ -97,20 +97,20 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail: list[Column]) -> list[str]:
+def table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail: list[Column]) -> list[str]:
     """Rows of the blocks under one header, a rule above each block."""
     columns: list[Column] = lead + [
         ("pass", lambda f: str(f.passed), False),
         ("fail", lambda f: str(f.failed), False),
         ("err", lambda f: str(f.errors), False),
-        *((f"pass@{k}", lambda f, k=k: _pass(f, k), False) for k in ks),
-        *((f"pass^{k}", lambda f, k=k: _fmt(None if f.pass_hat.get(k) is None else 100 * f.pass_hat[k], "{:.1f}"),
+        *((f"pass@{k}", lambda f, k=k: pass_cell(f, k), False) for k in ks),
+        *((f"pass^{k}", lambda f, k=k: fmt(None if f.pass_hat.get(k) is None else 100 * f.pass_hat[k], "{:.1f}"),
            False) for k in ks if k > 1),
-        ("NTAM", lambda f: _fmt(f.ntam, "{:.2f}"), False),
-        ("MTTD", lambda f: _fmt(f.mttd, "{:.1f}s"), False),
-        ("MTTR", lambda f: _fmt(f.mttr, "{:.1f}s"), False),
-        ("steps", lambda f: _fmt(f.steps, "{:.1f}"), False),
-        ("tokens", lambda f: _fmt(f.tokens, "{:,.0f}"), False),
+        ("NTAM", lambda f: fmt(f.ntam, "{:.2f}"), False),
+        ("MTTD", lambda f: fmt(f.mttd, "{:.1f}s"), False),
+        ("MTTR", lambda f: fmt(f.mttr, "{:.1f}s"), False),
+        ("steps", lambda f: fmt(f.steps, "{:.1f}"), False),
+        ("tokens", lambda f: fmt(f.tokens, "{:,.0f}"), False),
         *tail,
     ]
     header = [h for h, _, _ in columns]
@@ -129,7 +129,7 @@ def _table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail:
     return out
 
 
-def _pass(figures: Figures, k: int) -> str:
+def pass_cell(figures: Figures, k: int) -> str:
     value = figures.pass_at.get(k)
     if value is None:
         return "-"
@@ -139,11 +139,11 @@ def _pass(figures: Figures, k: int) -> str:
     return text
 
 
-def _fmt(value: float | None, pattern: str) -> str:
+def fmt(value: float | None, pattern: str) -> str:
     return "-" if value is None else pattern.format(value)
 
 
-def _runs(results: list[TrialResult]) -> dict[str, str]:
+def run_marks(results: list[TrialResult]) -> dict[str, str]:
     """Each scenario's outcomes in run order, e.g. ``PPF`` or ``PEF``."""
     marks: dict[str, str] = {}
     for r in sorted(results, key=lambda r: (r.trial_id, r.run)):

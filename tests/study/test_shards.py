@@ -15,7 +15,7 @@ import pytest
 
 # Before pytester's in-process runs: the Kyverno engine's CEL extension panics when a nested run imports it again.
 import pytest_itbench.policy.kyverno  # noqa: F401
-from pytest_itbench.report import cli, leaderboard
+from pytest_itbench.report import cli, leaderboard, merged
 from pytest_itbench.report.jsonl import load
 from pytest_itbench.scenario import catalog
 from pytest_itbench.scenario.loader import load as load_scenario
@@ -82,8 +82,8 @@ def test_merging_two_shards_gives_the_leaderboard_of_one_session_and_other_selec
     assert {r.shard for r in first} == {"1/2"} and {r.shard for r in second} == {"2/2"}
     assert {r.selection for r in whole + first + second} == {whole[0].selection}
     assert not {r.scenario_id for r in first} & {r.scenario_id for r in second}
-    merged, notes = cli.merge([project.path / "first.jsonl", project.path / "second.jsonl"])
-    assert notes == [] and leaderboard.render(merged) == leaderboard.render(sorted(whole, key=lambda r: r.scenario_id))
+    together, notes = merged.merge([project.path / "first.jsonl", project.path / "second.jsonl"])
+    assert notes == [] and leaderboard.render(together) == leaderboard.render(sorted(whole, key=lambda r: r.scenario_id))
     assert cli.main([
         "merge", str(project.path / "first.jsonl"), str(project.path / "second.jsonl"),
         "--results", str(project.path / "merged.jsonl"), "--junitxml", str(project.path / "merged.xml")]) == 0
@@ -91,8 +91,8 @@ def test_merging_two_shards_gives_the_leaderboard_of_one_session_and_other_selec
     assert (project.path / "merged.xml").read_text().count("<testcase") == 4
 
     session(project, "seeded.jsonl", "--itbench-shard=2/2", "--itbench-seed=1")
-    with pytest.raises(cli.MergeError, match="different selections"):
-        cli.merge([project.path / "first.jsonl", project.path / "seeded.jsonl"])
+    with pytest.raises(merged.MergeError, match="different selections"):
+        merged.merge([project.path / "first.jsonl", project.path / "seeded.jsonl"])
     assert cli.main(["merge", str(project.path / "first.jsonl"), str(project.path / "seeded.jsonl")]) == 2
 
 
