@@ -426,12 +426,28 @@ def itbench_trial(request, tmp_path):
         else:
             trial.close()
         _finish(request.node, trial)
+        if trial.cut:
+            _record_cut(config, request.node, trial.result)
+
+
+def _record_cut(config, item, result) -> None:
+    """A trial cut by Ctrl-C gets no report, so the results file's writer never sees it: its record (an error
+    with the trajectory, tokens and cost so far) is appended here, by the process that ran it. On an xdist
+    worker that is a second writer; each record is one write to a file opened for appending, so the lines of
+    the two do not interleave (report/jsonl.py)."""
+    path = config.getoption("itbench_results")
+    if not path:
+        return
+    writer = config.pluginmanager.get_plugin("itbench-results-file")
+    out = writer.results_file if writer is not None else ResultsFile(Path(config.invocation_params.dir, path))
+    out.append(result, nodeid=item.nodeid)
 
 
 class ReplayedTrial:
     """A trial of --itbench-resume: its recorded result, played back as it was (outcome, verdict, figures)."""
 
     cluster = None
+    cut = False
 
     def __init__(self, result, path: str):
         self.result = result

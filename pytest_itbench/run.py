@@ -34,7 +34,7 @@ from .faults import registry as fault_registry
 from .faults.base import FaultRecord
 from .report import model_prices, trajectory_analysis
 from .report.model_prices import PriceTable
-from .results import ERROR, FAILED, Attachment, CheckResult, TrialResult
+from .results import ERROR, FAILED, STEPS, TOKENS, Attachment, CheckResult, TrialResult
 from .noise import Noise, default_level as default_noise
 from .noise.levels import DOMAINS as NOISE_DOMAINS
 from .scenario import variants
@@ -100,6 +100,7 @@ class Trial:
     baseline: Health | None = None
     agent_started: float = 0.0  # cluster time
     agent_seconds: float = 0.0
+    cut: bool = False  # the agent's turn was cut (Ctrl-C): the result holds what it had, as an error
     faults: list[FaultRecord] = field(default_factory=list)
     task: Task | None = None  # what the agent was given (set when it starts)
     ciso: ciso_setup.CisoState | None = None  # what the CISO setup recorded (namespaces, policies to keep)
@@ -250,14 +251,14 @@ class Trial:
                         self.submission = agent.run(task, self.trajectory)
                     except AgentFailure as exc:
                         failure = exc
+                    except BaseException as exc:  # Ctrl-C or a stop from outside: keep what the agent had done
+                        self.agent_seconds = self.cluster.now() - self.agent_started
+                        offer.merge_calls(self.trajectory)
+                        self._cut(exc)
+                        raise
                     self.agent_seconds = self.cluster.now() - self.agent_started
             self.submission, failure = offer.settle(self.submission, failure, self.trajectory)
-        # Steps, tokens, tool calls, loops, failed commands and cost, for every kind of agent alike.
-        prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
-        analysis = trajectory_analysis.analyse(self.trajectory, prices)
-        self.result.figures.update(analysis.figures())
-        self.result.attachments.append(Attachment("trajectory", "json", content=self.trajectory.to_list()))
-        self.result.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
+        self._analyse()
         if self.submission is not None:
             self.result.attachments.append(Attachment("submission", "json", content=self.submission.to_dict()))
         if failure is not None:
@@ -289,6 +290,24 @@ class Trial:
         self.result.decide()
         self._evidence()
         return self.result
+
+    def _analyse(self) -> None:
+        """Steps, tokens, tool calls, loops, failed commands and cost, for every kind of agent alike."""
+        prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
+        analysis = trajectory_analysis.analyse(self.trajectory, prices)
+        self.result.figures.update(analysis.figures())
+        self.result.attachments.append(Attachment("trajectory", "json", content=self.trajectory.to_list()))
+        self.result.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
+
+    def _cut(self, exc: BaseException) -> None:
+        """The agent's turn did not end: the trial is an error (not scored), with its trajectory, tokens and cost
+        so far, so that a study stopped by hand loses none of what it paid for."""
+        self._analyse()
+        how = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+        steps, tokens = self.result.figures.get(STEPS), self.result.figures.get(TOKENS)
+        self._broken(f"the trial was cut during the agent's turn ({how}, {self.agent_seconds:.0f} s of cluster time "
+                     f"in) and was not scored; kept: {steps or 0:g} step(s), {tokens or 0:g} token(s)")
+        self.cut = True
 
     def close(self) -> None:
         with self.phase("teardown"):

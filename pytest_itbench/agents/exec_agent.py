@@ -82,8 +82,9 @@ class ExecAgent:
             secrets = Secrets(self.pass_env, strict=False)
             for path in (files.stdout, files.stderr, files.trajectory, files.output):
                 secrets.file(path)
+            # Here, so that a turn cut by Ctrl-C keeps the steps (and tokens) the agent had recorded.
+            read_steps(files.trajectory, trajectory)
         elapsed = time.monotonic() - started
-        read_steps(files.trajectory, trajectory)
         if left and not timed_out:
             trajectory.problems.append(f"the agent left {len(left)} process(es) running after it exited "
                                        f"(pids {', '.join(map(str, left))}); they were ended")

@@ -1,8 +1,9 @@
 """The MCP server of one trial: offered to the agent with its task, and what came through it folded back.
 
 The harness serves it to every agent, whatever its kind: ``task.urls["mcp"]`` (``ITBENCH_MCP_URL`` for an
-exec agent) and the client configurations in the workdir. After the agent's turn its calls join the
-trajectory in time order (once: a call the agent recorded itself is not added again), and a hand-in made through MCP is the trial's submission: it replaces what the
+exec agent) and the client configurations in the workdir. After the agent's turn (also one cut by Ctrl-C) its
+calls join the trajectory in time order (once: a call the agent recorded itself is not added again), and a
+hand-in made through MCP is the trial's submission: it replaces what the
 agent returned or wrote (noted when both were given), and an exec agent that handed in only through MCP
 needs no ``$ITBENCH_OUTPUT``. A crash or a timeout stays what it was.
 """
@@ -25,12 +26,20 @@ SLACK = 0.05  # seconds: an agent's own clock readings around its call, taken in
 class Offer:
     task: Task  # the agent's task, with the server's URL
     served: Served
+    merged: bool = False
+
+    def merge_calls(self, trajectory: Trajectory) -> None:
+        """The server's calls into the trajectory, those the agent recorded itself once; once per trial."""
+        if self.merged:
+            return
+        self.merged = True
+        trajectory.steps[:] = sorted(trajectory.steps + _unrecorded(self.served.trajectory.steps, trajectory.steps),
+                                     key=lambda s: s.started)
 
     def settle(self, submission: Submission | None, failure: AgentFailure | None, trajectory: Trajectory
                ) -> tuple[Submission | None, AgentFailure | None]:
         """The trial's submission and failure once the MCP hand-in, if any, is taken into account."""
-        trajectory.steps[:] = sorted(trajectory.steps + _unrecorded(self.served.trajectory.steps, trajectory.steps),
-                                     key=lambda s: s.started)
+        self.merge_calls(trajectory)
         handin = self.served.handin
         if handin.diagnosis is None and not handin.artifacts:
             return submission, failure

@@ -79,7 +79,10 @@ echo "$$ $!" >> "{pids}"
 echo "$KUBECONFIG $ITBENCH_PROMETHEUS_URL $ITBENCH_ALERTMANAGER_URL" \\
   "$ITBENCH_JAEGER_URL $ITBENCH_TOPOLOGY_URL" >> "{urls}"
 case "$(cat "$ITBENCH_TASK")" in
-  *'"scenario_id": "slow"'*) sleep 300 ;;
+  *'"scenario_id": "slow"'*)
+    echo '{{"action": "kubectl get pods -A", "tokens_in": 1200, "tokens_out": 80}}' >> "$ITBENCH_TRAJECTORY"
+    echo '{{"action": "kubectl describe pod x", "tokens_in": 1500, "tokens_out": 60}}' >> "$ITBENCH_TRAJECTORY"
+    sleep 300 ;;
 esac
 printf '{{"notes": "42"}}' > "$ITBENCH_OUTPUT"
 """
@@ -139,7 +142,7 @@ def test_nothing_is_left_after_ctrl_c_during_the_agent(bench):
     bench.scenario("slow")
     bench.scenario("later")
     proc = subprocess.Popen([PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-v",
-                             "--itbench-agent=exec:./agent.sh",
+                             "--itbench-agent=exec:./agent.sh", "--itbench-results=results.jsonl",
                              "slow.yaml", "later.yaml"], cwd=bench.path, env=clean_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=_ctrl_c_as_in_a_terminal)
@@ -160,3 +163,11 @@ def test_nothing_is_left_after_ctrl_c_during_the_agent(bench):
     assert "slow: teardown" in output  # the trial was torn down
     assert "later: provision" not in output  # and no other trial started
     assert_nothing_left(bench, pids, urls)
+    # The cut trial is recorded as an error that keeps the steps and tokens the agent had spent.
+    [record] = [json.loads(line) for line in (bench.path / "results.jsonl").read_text().splitlines()]
+    assert record["scenario_id"] == "slow" and record["outcome"] == "error"
+    assert "the trial was cut during the agent's turn (Ctrl-C" in record["error"]
+    assert "kept: 2 step(s), 2840 token(s)" in record["error"]
+    assert record["figures"]["steps"] == 2 and record["figures"]["tokens"] == 2840
+    trajectory = next(a["content"] for a in record["attachments"] if a["name"] == "trajectory")
+    assert [step["action"] for step in trajectory] == ["kubectl get pods -A", "kubectl describe pod x"]
