@@ -510,6 +510,10 @@ class _ResultsWriter:
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     results = carry.results_from_stats(terminalreporter.stats)
     leaderboard.write(terminalreporter, results)
+    path = config.getoption("itbench_resume")
+    if path and results:
+        line = resume.summary(Path(config.invocation_params.dir, path), path, results)
+        terminalreporter.write_line(line, yellow=line.startswith("itbench resume: nothing"))
     kept = config.stash.get(_KEPT, [])
     for trial in kept:
         terminalreporter.write_line(f"kept {trial.scenario.id} run {trial.run} ({trial.result.outcome}): "

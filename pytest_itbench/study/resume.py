@@ -43,3 +43,22 @@ def read(path: str | Path, selection: str) -> Recorded:
             continue
         found.trials[key_of(result)] = result  # the last record of a trial wins
     return found
+
+
+def summary(path: Path, shown: str, results: list[TrialResult]) -> str:
+    """The session's line on what it resumed; when nothing was, why (read on the controller, which under xdist
+    never collected, so it knows the selection only from the trials' results)."""
+    replayed = sum(1 for r in results if r.resumed_from)
+    if replayed:
+        return f"itbench resume: {replayed} trial(s) replayed from {shown}, {len(results) - replayed} run"
+    if not path.exists():
+        return f"itbench resume: nothing to replay, {shown} does not exist yet; every trial ran"
+    ours = {r.selection for r in results}
+    held = load(path)
+    same = [r for r in held if r.selection in ours]
+    if same:  # of this selection, but only errors (which run again) or trials not in this session
+        return (f"itbench resume: nothing replayed from {shown}: its {len(same)} record(s) of this selection are "
+                f"errors, which run again; every trial ran")
+    return (f"itbench resume: nothing to replay, {shown} holds {len(held)} record(s), none of this selection "
+            f"({', '.join(sorted(ours))}): another agent, seed, option or edited scenario file makes another "
+            f"selection; every trial ran")

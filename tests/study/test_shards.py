@@ -131,3 +131,18 @@ def test_resuming_from_a_file_that_is_not_a_results_file_names_it_and_its_line(p
                                FOUR[0].name)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--itbench-resume=broken.jsonl" in result.stderr.str() and "broken.jsonl:" in result.stderr.str()
+
+
+def test_a_resume_that_replays_nothing_says_why(project):
+    def one(results: str, *args: str) -> str:
+        outcome = project.runpytest("-p", "no:cacheprovider", "--itbench-agent=oracle",
+                                    f"--itbench-results={results}", *args, FOUR[0].name)
+        outcome.assert_outcomes(passed=1)
+        return outcome.stdout.str()
+
+    assert "itbench resume: nothing to replay, missing.jsonl does not exist yet; every trial ran" in one(
+        "first.jsonl", "--itbench-resume=missing.jsonl")
+    assert ("itbench resume: nothing to replay, first.jsonl holds 1 record(s), none of this selection"
+            in one("again.jsonl", "--itbench-resume=first.jsonl", "--itbench-seed=3"))
+    assert "itbench resume: 1 trial(s) replayed from first.jsonl, 0 run" in one(
+        "third.jsonl", "--itbench-resume=first.jsonl")
