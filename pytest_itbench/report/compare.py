@@ -63,7 +63,7 @@ class Comparison:
         return sorted({r.trial_id for r in self.contestants[0].results})
 
     def marks(self) -> dict[str, dict[str, str]]:
-        """trial id -> contestant -> its outcomes in run order (``PPF``)."""
+        """contestant -> trial id -> its outcomes in run order (``PPF``)."""
         return {label: leaderboard.run_marks(c.results) for label, c in zip(self.labels, self.contestants)}
 
     def differences(self) -> list[str]:
@@ -123,11 +123,8 @@ def compare(specs: Sequence[str], minimum: int = 2) -> tuple[Comparison, list[st
     return Comparison(kept, left_out, ks), notes
 
 
-def render(comparison: Comparison) -> list[str]:
-    """The comparison as text: the figures by group, then the trials where the contestants differ."""
-    lines = [f"{len(comparison.trials())} scenario(s) compared: "
-             + "; ".join(f"{c.label} (agent {c.agents}, {len(c.results)} trials)" for c in comparison.contestants)]
-    rows = comparison.blocks()
+def columns(rows: list[list[tuple[str, Figures]]], ks: list[int]) -> list[leaderboard.Column]:
+    """The columns of the comparison's table (text and page alike) over the rows of ``Comparison.blocks()``."""
     by_id = {id(f): (label, f.label) for block in rows for label, f in block}
     lead: list[leaderboard.Column] = [("group", lambda f: by_id[id(f)][1], True),
                                       ("contestant", lambda f: by_id[id(f)][0], True),
@@ -135,8 +132,17 @@ def render(comparison: Comparison) -> list[str]:
     tail: list[leaderboard.Column] = [
         ("safe@1", lambda f: leaderboard.fmt(None if f.safe_pass_at_1 is None else 100 * f.safe_pass_at_1,
                                              "{:.1f}"), False),
+        ("unsafe", lambda f: str(f.unsafe), False),
         ("cost", lambda f: leaderboard.fmt(f.cost_usd, "${:,.4f}"), False)]
-    lines += leaderboard.table([[f for _, f in block] for block in rows], lead, comparison.ks, tail)
+    return leaderboard.columns(lead, ks, tail)
+
+
+def render(comparison: Comparison) -> list[str]:
+    """The comparison as text: the figures by group, then the trials where the contestants differ."""
+    lines = [f"{len(comparison.trials())} scenario(s) compared: "
+             + "; ".join(f"{c.label} (agent {c.agents}, {len(c.results)} trials)" for c in comparison.contestants)]
+    rows = comparison.blocks()
+    lines += leaderboard.lay_out([[f for _, f in block] for block in rows], columns(rows, comparison.ks))
     differing = comparison.differences()
     lines += ["", f"scenarios where they differ: {len(differing)} of {len(comparison.trials())}"]
     if differing:

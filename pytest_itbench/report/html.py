@@ -18,8 +18,8 @@ import html
 from typing import Any
 
 from pytest_itbench.report import leaderboard
-from pytest_itbench.report.compare import Comparison
-from pytest_itbench.report.figures import Figures, summarize
+from pytest_itbench.report.compare import Comparison, columns
+from pytest_itbench.report.figures import Figures
 
 PLOTS = ("plot-pass-at-k", "plot-by-domain", "plot-score-cost")  # the ids of the page's plots, in its order
 
@@ -68,26 +68,20 @@ def page(comparison: Comparison, notes: list[str]) -> str:
 
 
 def _leaderboard(comparison: Comparison) -> str:
-    ks = comparison.ks
-    header = ["group", "contestant", "trials", "pass", "fail", "err", *(f"pass@{k}" for k in ks),
-              *(f"pass^{k}" for k in ks if k > 1), "NTAM", "MTTD", "MTTR", "steps", "tokens", "safe@1", "unsafe",
-              "cost"]
-    rows = []
-    for block in comparison.blocks():
-        for i, (label, f) in enumerate(block):
-            cells = [f.label, label, f.trials, f.passed, f.failed, f.errors,
-                     *(leaderboard.pass_cell(f, k) for k in ks),
-                     *(_percent(f.pass_hat.get(k)) for k in ks if k > 1),
-                     leaderboard.fmt(f.ntam, "{:.2f}"), leaderboard.fmt(f.mttd, "{:.1f} s"),
-                     leaderboard.fmt(f.mttr, "{:.1f} s"), leaderboard.fmt(f.steps, "{:.1f}"),
-                     leaderboard.fmt(f.tokens, "{:,.0f}"), _percent(f.safe_pass_at_1), f.unsafe,
-                     leaderboard.fmt(f.cost_usd, "${:,.4f}")]
+    """The comparison's table with the columns of its text (compare.columns), a block of rows per group."""
+    rows = comparison.blocks()
+    shown = columns(rows, comparison.ks)
+
+    def cell(tag: str, text: str, left: bool) -> str:
+        return f'<{tag}{" class=text" if left else ""}>{html.escape(text)}</{tag}>'
+
+    body = []
+    for block in rows:
+        for i, (_, f) in enumerate(block):
             first = ' class="block-start"' if i == 0 else ""
-            rows.append(f"<tr{first}>" + "".join(
-                f'<td{" class=text" if j < 2 else ""}>{html.escape(str(c))}</td>' for j, c in enumerate(cells))
-                + "</tr>")
-    head = "".join(f'<th{" class=text" if j < 2 else ""}>{html.escape(h)}</th>' for j, h in enumerate(header))
-    return f'<table id="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            body.append(f"<tr{first}>" + "".join(cell("td", make(f), left) for _, make, left in shown) + "</tr>")
+    head = "".join(cell("th", name, left) for name, _, left in shown)
+    return f'<table id="leaderboard"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
 def _matrix(comparison: Comparison) -> str:
@@ -131,11 +125,11 @@ def _pass_at_k_plot(comparison: Comparison) -> str:
 def _by_domain_plot(comparison: Comparison) -> str:
     import plotly.graph_objects as go
     figure = go.Figure()
-    domains = [d for d in ("sre", "ciso", "finops") if any(r.domain == d for r in comparison.contestants[0].results)]
-    for contestant in comparison.contestants:
-        values = [summarize(d, [r for r in contestant.results if r.domain == d], [1]) for d in domains]
-        figure.add_trace(go.Bar(x=domains, y=[_hundred(f.pass_at.get(1)) for f in values], name=contestant.label,
-                                error_y={"type": "data", "array": [_hundred(f.stderr) or 0 for f in values]}))
+    domains = [block for block in comparison.blocks() if block[0][1].label in ("sre", "ciso", "finops")]
+    for i, label in enumerate(comparison.labels):
+        values = [block[i][1] for block in domains]
+        figure.add_trace(go.Bar(x=[f.label for f in values], y=[_hundred(f.pass_at.get(1)) for f in values],
+                                name=label, error_y={"type": "data", "array": [_hundred(f.stderr) or 0 for f in values]}))
     figure.update_layout(barmode="group", yaxis_title="pass@1 (%)", yaxis_range=[0, 100])
     return _div(figure, "plot-by-domain")
 
@@ -176,8 +170,3 @@ def _div(figure: Any, div_id: str) -> str:
 
 def _hundred(value: float | None) -> float | None:
     return None if value is None else 100 * value
-
-
-def _percent(value: float | None) -> str:
-    return leaderboard.fmt(_hundred(value), "{:.1f}")
-

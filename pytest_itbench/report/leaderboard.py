@@ -97,9 +97,9 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail: list[Column]) -> list[str]:
-    """Rows of the blocks under one header, a rule above each block."""
-    columns: list[Column] = lead + [
+def columns(lead: list[Column], ks: list[int], tail: list[Column]) -> list[Column]:
+    """The table's columns: ``lead``, then the outcomes and figures every table shows, then ``tail``."""
+    return lead + [
         ("pass", lambda f: str(f.passed), False),
         ("fail", lambda f: str(f.failed), False),
         ("err", lambda f: str(f.errors), False),
@@ -113,13 +113,22 @@ def table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail: 
         ("tokens", lambda f: fmt(f.tokens, "{:,.0f}"), False),
         *tail,
     ]
-    header = [h for h, _, _ in columns]
-    rows = [[[cell(f) for _, cell, _ in columns] for f in block] for block in blocks if block]
+
+
+def table(blocks: list[list[Figures]], lead: list[Column], ks: list[int], tail: list[Column]) -> list[str]:
+    """Rows of the blocks under one header, a rule above each block."""
+    return lay_out(blocks, columns(lead, ks, tail))
+
+
+def lay_out(blocks: list[list[Figures]], shown: list[Column]) -> list[str]:
+    """The blocks' rows in the given columns, aligned, under one header and a rule above each block."""
+    header = [h for h, _, _ in shown]
+    rows = [[[cell(f) for _, cell, _ in shown] for f in block] for block in blocks if block]
     widths = [max(len(h), *(len(row[i]) for block in rows for row in block)) for i, h in enumerate(header)]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.ljust(w) if left else c.rjust(w)
-                         for c, w, (_, _, left) in zip(cells, widths, columns)).rstrip()
+                         for c, w, (_, _, left) in zip(cells, widths, shown)).rstrip()
 
     rule = "-" * sum(widths + [2] * (len(widths) - 1))
     out = [line(header)]
