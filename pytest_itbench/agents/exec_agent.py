@@ -50,12 +50,14 @@ class ExecAgent:
         self.name = name or "exec:" + (command if isinstance(command, str) else shlex.join(argv))
         self.grace = grace
         self.pass_env = tuple(pass_env)
+        self.process_group: int | None = None  # while the agent runs: its process group (its leader's pid)
+        self._files: _Files | None = None
 
     def __repr__(self) -> str:
         return f"ExecAgent({shlex.join(self.argv)!r})"
 
     def run(self, task: Task, trajectory: Trajectory) -> Submission:
-        files = _Files(Path(task.workdir).resolve())
+        files = self._files = _Files(Path(task.workdir).resolve())
         files.prepare(task)
         started = time.monotonic()
         timed_out = False
@@ -68,6 +70,7 @@ class ExecAgent:
                                evidence={"command": shlex.join(self.argv)},
                                advice="A script needs a #! line and the executable bit (chmod +x), or run it "
                                       f"through its interpreter, as in exec:bash ./agent.sh. See {DOCS}.") from None
+        self.process_group = proc.pid
         try:
             try:
                 proc.wait(timeout=task.remaining())
@@ -78,6 +81,7 @@ class ExecAgent:
             # and with its own session nothing else would ever stop them.
             left, survivors = process_group.end(proc.pid, self.grace)
             proc.wait()
+            self.process_group = None
             # Before anything reads them: the values of the variables passed through never reach a record.
             secrets = Secrets(self.pass_env, strict=False)
             for path in (files.stdout, files.stderr, files.trajectory, files.output):
@@ -92,6 +96,14 @@ class ExecAgent:
             trajectory.problems.append(f"processes {', '.join(map(str, survivors))} of the agent's group "
                                        f"survived SIGKILL (stuck in the kernel)")
         return self._verdict(task, files, proc.returncode, timed_out, elapsed)
+
+    def recorded_so_far(self) -> Trajectory:
+        """The steps the agent has appended to ``$ITBENCH_TRAJECTORY`` until now, while it runs (the trial's
+        in-flight journal reads them; ``run`` reads the file into the trajectory only once the agent ended)."""
+        found = Trajectory()
+        if self._files is not None:
+            read_steps(self._files.trajectory, found, whole_lines=True)
+        return found
 
     def _environment(self, task: Task, files: "_Files") -> dict[str, str]:
         env = {k: os.environ[k] for k in (*INHERITED, *self.pass_env) if k in os.environ}

@@ -25,14 +25,21 @@ class GuardedAgent:
         self.agent = agent
         self.name = name or getattr(agent, "name", None) or type(agent).__name__
         self.grace = grace
+        self._own: Trajectory | None = None
 
     def __repr__(self) -> str:
         return f"GuardedAgent({self.agent!r})"
 
+    def recorded_so_far(self) -> Trajectory:
+        """A copy of what the agent has recorded until now, while it runs (the trial's in-flight journal reads
+        it; ``run`` hands the steps to the trial's trajectory only once the agent returned)."""
+        own = self._own or Trajectory()
+        return Trajectory(steps=list(own.steps), problems=list(own.problems), model=own.model)
+
     def run(self, task: Task, trajectory: Trajectory) -> Submission:
         # The agent records into a trajectory of its own: one that overruns may go on appending,
         # and the trial's record must stop at the deadline.
-        own = Trajectory()
+        own = self._own = Trajectory()
         outcome: dict[str, Any] = {}
 
         def work() -> None:

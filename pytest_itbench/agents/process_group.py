@@ -87,3 +87,24 @@ def kill_leader(proc: subprocess.Popen, wait: float = 5.0) -> None:
         proc.wait(timeout=wait)
     except subprocess.TimeoutExpired:
         pass
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``, field 22); None if it is gone or
+    there is no procfs. With the boot's id this tells a process from a later one given the same pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return int(fields[19]) if len(fields) > 19 else None
+
+
+def boot_id() -> str:
+    """This boot of this machine's kernel ("" without procfs): pids and start ticks mean something only within it."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""

@@ -15,8 +15,11 @@ MAX_BYTES = 16 * 1024 * 1024  # an agent that logs without bound must not exhaus
 MAX_PROBLEMS = 20  # past this, one line says how many more there were
 
 
-def read_steps(path: str | os.PathLike, trajectory: Trajectory) -> None:
-    """Append the steps of the JSONL file at ``path`` (if any) to ``trajectory``."""
+def read_steps(path: str | os.PathLike, trajectory: Trajectory, *, whole_lines: bool = False) -> None:
+    """Append the steps of the JSONL file at ``path`` (if any) to ``trajectory``.
+
+    ``whole_lines``: read only up to the last newline, as while the agent may be writing its next line.
+    """
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_BYTES + 1)
@@ -27,6 +30,8 @@ def read_steps(path: str | os.PathLike, trajectory: Trajectory) -> None:
     if len(data) > MAX_BYTES:
         data = data[:data.rfind(b"\n", 0, MAX_BYTES) + 1]
         problems.append(f"{name}: longer than {MAX_BYTES} bytes; only the lines before that were read")
+    elif whole_lines:
+        data = data[:data.rfind(b"\n") + 1]
     for number, raw in enumerate(data.splitlines(), 1):
         if not raw.strip():
             continue

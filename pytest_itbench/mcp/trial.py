@@ -33,8 +33,14 @@ class Offer:
         if self.merged:
             return
         self.merged = True
-        trajectory.steps[:] = sorted(trajectory.steps + _unrecorded(self.served.trajectory.steps, trajectory.steps),
-                                     key=lambda s: s.started)
+        trajectory.steps[:] = _joined(trajectory.steps, self.served.trajectory.steps)
+
+    def merged_copy(self, trajectory: Trajectory) -> Trajectory:
+        """``trajectory`` with the calls served so far, leaving both as they are: a look during the agent's turn
+        (the in-flight journal). Once merged, the trajectory holds the calls already."""
+        if self.merged:
+            return trajectory
+        return dataclasses.replace(trajectory, steps=_joined(trajectory.steps, list(self.served.trajectory.steps)))
 
     def settle(self, submission: Submission | None, failure: AgentFailure | None, trajectory: Trajectory
                ) -> tuple[Submission | None, AgentFailure | None]:
@@ -49,6 +55,10 @@ class Offer:
             trajectory.problems.append("the agent handed in both through MCP and as its own output; the MCP "
                                        "hand-in was scored")
         return handin.submission(notes=submission.notes if submission is not None else ""), None
+
+
+def _joined(recorded: list[Step], calls: list[Step]) -> list[Step]:
+    return sorted(recorded + _unrecorded(calls, recorded), key=lambda s: s.started)
 
 
 def _unrecorded(calls: list[Step], recorded: list[Step]) -> list[Step]:
