@@ -30,10 +30,10 @@ from .faults.registry import check_scenario as check_faults
 from .report import allure as allure_report, carry, junit, leaderboard, model_prices
 from .report.jsonl import ResultsFile
 from .report.progress import PhaseProgress
-from .results import ERROR, PASSED
+from .results import ERROR, PASSED, Attachment
 from .run import WITHOUT, EnvironmentBroken, Options, Trial
 from .scenario import catalog, variants
-from .study import resume, selection
+from .study import journal, resume, selection
 from .scenario.loader import ScenarioError, load
 from .scenario.schema import COMPLEXITIES, DOMAINS, parse_duration
 
@@ -47,6 +47,7 @@ _AGENT_ENV = pytest.StashKey[tuple]()  # --itbench-agent-env / itbench_agent_env
 _SHARD = pytest.StashKey[object]()  # --itbench-shard: a selection.Shard, or None
 _SELECTION = pytest.StashKey[str]()  # the id of this session's selection (study/selection.py)
 _RECORDED = pytest.StashKey[object]()  # on an item: its result replayed from --itbench-resume
+_SESSION_INPUT = "itbench_results_session"  # workerinput: the id the controller's results file records
 
 
 # ---- options and configuration -------------------------------------------------------------------------------------
@@ -411,9 +412,15 @@ def itbench_trial(request, tmp_path):
                                                      scenario_dir=str(request.node.path.parent), config=config)
 
     title = variants.trial_id(scenario.id, variant) + (f" run {run}" if options.runs > 1 else "")
+    progress = PhaseProgress(config, title)
+    results = _results_file(config)
+    if results is not None:  # what the trial has so far, on disk, for a worker killed outright (study/journal.py)
+        progress = journal.Keeper(progress, journal.Journal(results.path, results.session, request.node.nodeid))
     trial = Trial(scenario=scenario, path=path, run=run, variant=variant, options=options, backend=itbench_backend,
                   workdir=str(tmp_path), make_agent=make_agent, evaluate_hook=config.hook.pytest_itbench_evaluate,
-                  scenario_dir=str(request.node.path.parent), progress=PhaseProgress(config, title))
+                  scenario_dir=str(request.node.path.parent), progress=progress)
+    if isinstance(progress, journal.Keeper):
+        progress.trial = trial
     request.node.stash[_TRIAL] = trial
     try:
         trial.prepare()
@@ -425,22 +432,35 @@ def itbench_trial(request, tmp_path):
             trial.result.finished_at = trial.result.started_at
         else:
             trial.close()
+        if isinstance(progress, journal.Keeper) and progress.failure:
+            trial.result.attachments.append(Attachment("in-flight journal", "text", content=(
+                f"the trial's in-flight journal could not be written ({progress.failure}): a worker killed "
+                f"outright would have lost it")))
         _finish(request.node, trial)
-        if trial.cut:
-            _record_cut(config, request.node, trial.result)
+        if trial.cut and results is not None:
+            _record_cut(results, request.node, trial.result)
 
 
-def _record_cut(config, item, result) -> None:
+def _results_file(config) -> ResultsFile | None:
+    """``--itbench-results`` as this process writes to it: the controller's, or on an xdist worker one of the
+    same session (the controller hands its id over in ``workerinput``), so the journals' keys agree."""
+    writer = config.pluginmanager.get_plugin("itbench-results-file")
+    if writer is not None:
+        return writer.results_file
+    path = config.getoption("itbench_results")
+    if not path:
+        return None
+    session = getattr(config, "workerinput", {}).get(_SESSION_INPUT)
+    return ResultsFile(Path(config.invocation_params.dir, path), session=session)
+
+
+def _record_cut(results: ResultsFile, item, result) -> None:
     """A trial cut by Ctrl-C gets no report, so the results file's writer never sees it: its record (an error
     with the trajectory, tokens and cost so far) is appended here, by the process that ran it. On an xdist
     worker that is a second writer; each record is one write to a file opened for appending, so the lines of
     the two do not interleave (report/jsonl.py)."""
-    path = config.getoption("itbench_results")
-    if not path:
-        return
-    writer = config.pluginmanager.get_plugin("itbench-results-file")
-    out = writer.results_file if writer is not None else ResultsFile(Path(config.invocation_params.dir, path))
-    out.append(result, nodeid=item.nodeid)
+    results.append(result, nodeid=item.nodeid)
+    journal.Journal(results.path, results.session, item.nodeid).discard()
 
 
 class ReplayedTrial:
@@ -492,10 +512,13 @@ def pytest_runtest_makereport(item, call):
 
 
 class _ResultsWriter:
-    """On the controller: appends each finished trial to the JSONL file, once, from its last (teardown) report."""
+    """On the controller: appends each finished trial to the JSONL file, once, from its last (teardown) report;
+    and a trial whose process died, from its in-flight journal (study/journal.py)."""
 
     def __init__(self, results_file: ResultsFile):
         self.results_file = results_file
+        # At the start: the trials of sessions on this machine that were killed outright.
+        self.recovery = journal.recover(results_file)
 
     def pytest_runtest_logreport(self, report):
         if report.when == "teardown":
@@ -505,6 +528,37 @@ class _ResultsWriter:
             if result.resumed_from and Path(result.resumed_from).resolve() == self.results_file.path.resolve():
                 return  # replayed from this very file, which holds it already
             self.results_file.append(result, nodeid=report.nodeid)
+            journal.Journal(self.results_file.path, self.results_file.session, report.nodeid).discard()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):  # xdist, on the controller: the workers write journals of this session
+        node.workerinput[_SESSION_INPUT] = self.results_file.session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem, report, sched):
+        """xdist: the worker running ``crashitem`` died; its journal becomes the trial's record, and the report's
+        result (an error with what the trial had), so that the leaderboard counts it."""
+        path = journal.Journal(self.results_file.path, self.results_file.session, crashitem).path
+        try:
+            entry = journal.read(path)
+        except FileNotFoundError:
+            return None  # it died before its trial began (or without --itbench-results on the worker)
+        except ValueError as exc:
+            report.longrepr = f"{report.longrepr}\nits in-flight journal is unreadable: {exc}"
+            return None
+        result = journal.settle(entry, self.results_file)
+        carry.put(report, result)
+        report.longrepr = f"{report.longrepr}\n{result.error}"
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report, config):
+        """A trial lost with its worker is an error, as any trial whose environment broke, not a failure."""
+        if report.when == "???" and report.failed:
+            result = carry.result_of(report)
+            if result is not None and result.outcome == ERROR:
+                return "error", "E", "ERROR"
+        return None
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -514,6 +568,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if path and results:
         line = resume.summary(Path(config.invocation_params.dir, path), path, results)
         terminalreporter.write_line(line, yellow=line.startswith("itbench resume: nothing"))
+    writer = config.pluginmanager.get_plugin("itbench-results-file")
+    if writer is not None:
+        for line in journal.describe(writer.recovery, config.getoption("itbench_results")):
+            terminalreporter.write_line(line, yellow=True)
     kept = config.stash.get(_KEPT, [])
     for trial in kept:
         terminalreporter.write_line(f"kept {trial.scenario.id} run {trial.run} ({trial.result.outcome}): "

@@ -101,6 +101,9 @@ class Trial:
     agent_started: float = 0.0  # cluster time
     agent_seconds: float = 0.0
     cut: bool = False  # the agent's turn was cut (Ctrl-C): the result holds what it had, as an error
+    current_phase: str = ""  # the phase under way (or the last one): what a journal of the trial names
+    agent: Any = None  # the agent of this trial, once made
+    offer: Any = None  # the trial's MCP server and hand-in (mcp/trial.py), during the agent's turn and after
     faults: list[FaultRecord] = field(default_factory=list)
     task: Task | None = None  # what the agent was given (set when it starts)
     ciso: ciso_setup.CisoState | None = None  # what the CISO setup recorded (namespaces, policies to keep)
@@ -129,6 +132,7 @@ class Trial:
     # ---- phases ---------------------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def phase(self, name: str, note: str = "") -> Iterator[None]:
+        self.current_phase = name
         self.progress.started(name, note)
         began = time.perf_counter()
         ok = False
@@ -233,12 +237,13 @@ class Trial:
     def _play(self) -> TrialResult:
         from .mcp import trial as mcp_trial  # the SDK, Starlette and uvicorn: loaded when a trial plays, not with pytest
 
-        agent = self.make_agent()
+        agent = self.agent = self.make_agent()
         failure: AgentFailure | None = None
         watcher = self._watch_writes()
         with self.phase("agent", f"{self.options.agent}, {self.options.timeout or self.scenario.time_limit:g} s "
                                  f"limit"):
             with mcp_trial.offered(self._task(), without=self.options.without) as offer:
+                self.offer = offer
                 task = self.task = offer.task
                 self.result.attachments.append(Attachment("task", "json", content=task.to_dict()))
                 with self.cluster.realtime(), watcher or contextlib.nullcontext():
@@ -308,6 +313,45 @@ class Trial:
         self._broken(f"the trial was cut during the agent's turn ({how}, {self.agent_seconds:.0f} s of cluster time "
                      f"in) and was not scored; kept: {steps or 0:g} step(s), {tokens or 0:g} token(s)")
         self.cut = True
+
+    def so_far(self) -> TrialResult:
+        """What this trial would record if its process died now (SIGKILL, the OOM killer): a copy of the
+        result, with the trajectory, tokens and cost up to this moment; an error unless it was scored already
+        (a death in teardown keeps the verdict). The in-flight journal (study/journal.py) writes it as each
+        phase starts and, during the agent's turn, as the trajectory grows; this runs on the journal's thread
+        then, so it only reads what the agent's thread writes."""
+        result = TrialResult.from_dict(self.result.to_dict())
+        if not any(a.name == "trajectory" for a in result.attachments):  # not yet analysed by the trial itself
+            trajectory = Trajectory(steps=list(self.trajectory.steps), problems=list(self.trajectory.problems),
+                                    model=self.trajectory.model)
+            recorded = getattr(self.agent, "recorded_so_far", None)
+            if not trajectory.steps and callable(recorded):
+                # During its turn an agent's steps are its own (an exec agent's $ITBENCH_TRAJECTORY, a Python
+                # agent's trajectory in its thread); the trial's trajectory gets them when the turn ends.
+                trajectory = recorded()
+            if self.offer is not None:
+                trajectory = self.offer.merged_copy(trajectory)
+            prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
+            analysis = trajectory_analysis.analyse(trajectory, prices)
+            result.figures.update(analysis.figures())
+            result.attachments.append(Attachment("trajectory", "json", content=trajectory.to_list()))
+            result.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
+        if result.outcome == ERROR and not result.error:  # neither scored nor broken yet: died on the way
+            steps, tokens = result.figures.get(STEPS), result.figures.get(TOKENS)
+            result.error = (f"the process running this trial died during its {self.current_phase or 'first'} phase "
+                            f"(killed: SIGKILL, the OOM killer, or a crash) and the trial was not scored; kept: "
+                            f"{steps or 0:g} step(s), {tokens or 0:g} token(s)\nrerun this trial alone: "
+                            f"{self._rerun_command()}")
+        result.finished_at = time.time()
+        found = Secrets(self.options.agent_env, strict=False)
+        if found:
+            result.error = found.text(result.error)
+            for check in result.checks:
+                check.detail = found.text(check.detail)
+            for attachment in result.attachments:
+                if attachment.content is not None:
+                    attachment.content = found.data(attachment.content)
+        return result
 
     def close(self) -> None:
         with self.phase("teardown"):
@@ -384,12 +428,14 @@ class Trial:
 
     def _broken(self, message: str) -> None:
         self.result.outcome = ERROR
+        self.result.error = f"{message}\nrerun this trial alone: {self._rerun_command()}"
+
+    def _rerun_command(self) -> str:
         # runs > 1: the path names this run's test, which exists (with this run's seed) under the same --itbench-runs
         runs = [f"--itbench-runs={self.options.runs}"] if self.options.runs > 1 else []
         runs += [f"--itbench-variant={self.variant}"] if self.variant else []
-        command = shlex.join(["pytest", self.path, f"--itbench-agent={self.options.agent}",
-                              f"--itbench-seed={self.options.seed}", *runs])
-        self.result.error = f"{message}\nrerun this trial alone: {command}"
+        return shlex.join(["pytest", self.path, f"--itbench-agent={self.options.agent}",
+                           f"--itbench-seed={self.options.seed}", *runs])
 
     def _evidence(self) -> None:
         """The events of the application's namespace and the final state of what the faults changed."""

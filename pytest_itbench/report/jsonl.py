@@ -38,10 +38,11 @@ class ResultsFile:
         self.path = Path(path)
         self.session = session or uuid.uuid4().hex
 
-    def append(self, result: TrialResult, nodeid: str) -> None:
+    def append(self, result: TrialResult, nodeid: str, session: str | None = None) -> None:
+        """``session``: of a trial recorded for a session that could not (its in-flight journal); default this one."""
         record = {
             "schema": SCHEMA,
-            "session": self.session,
+            "session": session or self.session,
             "nodeid": nodeid,
             "recorded_at": datetime.now(timezone.utc).isoformat(),
             **result.to_dict(),
