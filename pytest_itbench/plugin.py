@@ -414,13 +414,15 @@ def itbench_trial(request, tmp_path):
     title = variants.trial_id(scenario.id, variant) + (f" run {run}" if options.runs > 1 else "")
     progress = PhaseProgress(config, title)
     results = _results_file(config)
+    keeper = None
     if results is not None:  # what the trial has so far, on disk, for a worker killed outright (study/journal.py)
-        progress = journal.Keeper(progress, journal.Journal(results.path, results.session, request.node.nodeid))
+        progress = keeper = journal.Keeper(progress, journal.Journal(results.path, results.session,
+                                                                     request.node.nodeid))
     trial = Trial(scenario=scenario, path=path, run=run, variant=variant, options=options, backend=itbench_backend,
                   workdir=str(tmp_path), make_agent=make_agent, evaluate_hook=config.hook.pytest_itbench_evaluate,
                   scenario_dir=str(request.node.path.parent), progress=progress)
-    if isinstance(progress, journal.Keeper):
-        progress.trial = trial
+    if keeper is not None:
+        keeper.trial = trial
     request.node.stash[_TRIAL] = trial
     try:
         trial.prepare()
@@ -432,9 +434,9 @@ def itbench_trial(request, tmp_path):
             trial.result.finished_at = trial.result.started_at
         else:
             trial.close()
-        if isinstance(progress, journal.Keeper) and progress.failure:
+        if keeper is not None and keeper.failure:
             trial.result.attachments.append(Attachment("in-flight journal", "text", content=(
-                f"the trial's in-flight journal could not be written ({progress.failure}): a worker killed "
+                f"the trial's in-flight journal could not be written ({keeper.failure}): a worker killed "
                 f"outright would have lost it")))
         _finish(request.node, trial)
         if trial.cut and results is not None:
@@ -460,7 +462,7 @@ def _record_cut(results: ResultsFile, item, result) -> None:
     worker that is a second writer; each record is one write to a file opened for appending, so the lines of
     the two do not interleave (report/jsonl.py)."""
     results.append(result, nodeid=item.nodeid)
-    journal.Journal(results.path, results.session, item.nodeid).discard()
+    journal.remove(journal.path_of(results.path, results.session, item.nodeid))
 
 
 class ReplayedTrial:
@@ -528,7 +530,7 @@ class _ResultsWriter:
             if result.resumed_from and Path(result.resumed_from).resolve() == self.results_file.path.resolve():
                 return  # replayed from this very file, which holds it already
             self.results_file.append(result, nodeid=report.nodeid)
-            journal.Journal(self.results_file.path, self.results_file.session, report.nodeid).discard()
+            journal.remove(journal.path_of(self.results_file.path, self.results_file.session, report.nodeid))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node):  # xdist, on the controller: the workers write journals of this session
@@ -538,9 +540,8 @@ class _ResultsWriter:
     def pytest_handlecrashitem(self, crashitem, report, sched):
         """xdist: the worker running ``crashitem`` died; its journal becomes the trial's record, and the report's
         result (an error with what the trial had), so that the leaderboard counts it."""
-        path = journal.Journal(self.results_file.path, self.results_file.session, crashitem).path
         try:
-            entry = journal.read(path)
+            entry = journal.read(journal.path_of(self.results_file.path, self.results_file.session, crashitem))
         except FileNotFoundError:
             return None  # it died before its trial began (or without --itbench-results on the worker)
         except ValueError as exc:

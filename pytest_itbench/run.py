@@ -220,13 +220,8 @@ class Trial:
         found = Secrets(self.options.agent_env, strict=False)
         if not found:
             return
-        result = self.result
-        for check in result.checks:
-            check.detail = found.text(check.detail)
-        result.error = found.text(result.error)
-        for attachment in result.attachments:
-            if attachment.content is not None:
-                attachment.content = found.data(attachment.content)
+        _mask_result(self.result, found)
+        for attachment in self.result.attachments:
             if attachment.path:
                 found.file(attachment.path)
         for step in self.trajectory.steps:
@@ -296,13 +291,16 @@ class Trial:
         self._evidence()
         return self.result
 
-    def _analyse(self) -> None:
-        """Steps, tokens, tool calls, loops, failed commands and cost, for every kind of agent alike."""
+    def _analyse(self, trajectory: Trajectory | None = None, into: TrialResult | None = None) -> None:
+        """Steps, tokens, tool calls, loops, failed commands and cost, for every kind of agent alike: of the
+        trial's trajectory into its result, or of another (a look during the turn) into another result."""
+        trajectory = self.trajectory if trajectory is None else trajectory
+        into = self.result if into is None else into
         prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
-        analysis = trajectory_analysis.analyse(self.trajectory, prices)
-        self.result.figures.update(analysis.figures())
-        self.result.attachments.append(Attachment("trajectory", "json", content=self.trajectory.to_list()))
-        self.result.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
+        analysis = trajectory_analysis.analyse(trajectory, prices)
+        into.figures.update(analysis.figures())
+        into.attachments.append(Attachment("trajectory", "json", content=trajectory.to_list()))
+        into.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
 
     def _cut(self, exc: BaseException) -> None:
         """The agent's turn did not end: the trial is an error (not scored), with its trajectory, tokens and cost
@@ -331,11 +329,7 @@ class Trial:
                 trajectory = recorded()
             if self.offer is not None:
                 trajectory = self.offer.merged_copy(trajectory)
-            prices = self.options.prices if self.options.prices is not None else model_prices.shipped()
-            analysis = trajectory_analysis.analyse(trajectory, prices)
-            result.figures.update(analysis.figures())
-            result.attachments.append(Attachment("trajectory", "json", content=trajectory.to_list()))
-            result.attachments.append(Attachment(trajectory_analysis.ATTACHMENT, "json", content=analysis.to_dict()))
+            self._analyse(trajectory, into=result)
         if result.outcome == ERROR and not result.error:  # neither scored nor broken yet: died on the way
             steps, tokens = result.figures.get(STEPS), result.figures.get(TOKENS)
             result.error = (f"the process running this trial died during its {self.current_phase or 'first'} phase "
@@ -343,14 +337,7 @@ class Trial:
                             f"{steps or 0:g} step(s), {tokens or 0:g} token(s)\nrerun this trial alone: "
                             f"{self._rerun_command()}")
         result.finished_at = time.time()
-        found = Secrets(self.options.agent_env, strict=False)
-        if found:
-            result.error = found.text(result.error)
-            for check in result.checks:
-                check.detail = found.text(check.detail)
-            for attachment in result.attachments:
-                if attachment.content is not None:
-                    attachment.content = found.data(attachment.content)
+        _mask_result(result, Secrets(self.options.agent_env, strict=False))
         return result
 
     def close(self) -> None:
@@ -464,6 +451,18 @@ class Trial:
                 self.result.attachments.append(Attachment("changed objects", "yaml", content=changed))
         except Exception as exc:  # evidence is best effort: a missing piece must not change the outcome
             self.result.attachments.append(Attachment("evidence error", "text", content=f"{type(exc).__name__}: {exc}"))
+
+
+def _mask_result(result: TrialResult, found: Secrets) -> None:
+    """The passed variables' values masked in a result's error, check details and attachments' contents."""
+    if not found:
+        return
+    result.error = found.text(result.error)
+    for check in result.checks:
+        check.detail = found.text(check.detail)
+    for attachment in result.attachments:
+        if attachment.content is not None:
+            attachment.content = found.data(attachment.content)
 
 
 _API_VERSION = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",

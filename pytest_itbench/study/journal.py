@@ -32,6 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
 import orjson
 
 from pytest_itbench.agents import process_group
@@ -100,7 +101,7 @@ class Journal:
     """The journal of one trial (a test of one session) writing to the results file ``results``."""
 
     def __init__(self, results: Path, session: str, nodeid: str):
-        self.path = directory(results) / f"{key(session, nodeid)}.json"
+        self.path = path_of(results, session, nodeid)
         self.session = session
         self.nodeid = nodeid
         self.process = Process.of(os.getpid())
@@ -125,10 +126,10 @@ class Journal:
 
     def discard(self) -> None:
         with self._lock:
-            _remove(self.path)
+            remove(self.path)
 
 
-def _remove(path: Path) -> None:
+def remove(path: Path) -> None:
     """A journal removed, and its folder too once it holds no other: a finished study leaves nothing beside."""
     path.unlink(missing_ok=True)
     try:
@@ -137,8 +138,10 @@ def _remove(path: Path) -> None:
         pass
 
 
-def key(session: str, nodeid: str) -> str:
-    return hashlib.sha256(f"{session}\0{nodeid}".encode()).hexdigest()[:24]
+def path_of(results: Path, session: str, nodeid: str) -> Path:
+    """The journal of the test ``nodeid`` of ``session``, writing to ``results``."""
+    name = hashlib.sha256(f"{session}\0{nodeid}".encode()).hexdigest()[:24]
+    return directory(results) / f"{name}.json"
 
 
 def read(path: Path) -> Entry:
@@ -168,7 +171,7 @@ def settle(entry: Entry, results: ResultsFile) -> TrialResult:
     result = entry.result
     result.finished_at = entry.written_at  # its last sign of life
     results.append(result, nodeid=entry.nodeid, session=entry.session)  # the session that ran it
-    _remove(entry.path)
+    remove(entry.path)
     return result
 
 
